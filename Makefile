@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# htwheel: a hashed timing wheel for user space, as a kernel module.
+#
+#   make check      build the UML test kernel, the module and every test; run them
+#   make demo       boot UML, load the module and talk to /dev/htwheel
+#   make            build htwheel.ko against KDIR (default: the running kernel)
+#                   and the user-space programs
+#   make modules KDIR=/lib/modules/$(uname -r)/build
+#
+# Test kernels, their sources and module objects are cached under
+# HTWHEEL_CACHE (default ~/.cache/htwheel).
+
+KDIR ?= /lib/modules/$(shell uname -r)/build
+HTWHEEL_CACHE ?= $(HOME)/.cache/htwheel
+KSRC ?= $(HTWHEEL_CACHE)/linux-6.12
+BUILD := $(CURDIR)/build
+
+export HTWHEEL_CACHE
+
+CC ?= cc
+USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
+	-I$(CURDIR)/include/uapi $(CFLAGS)
+HARNESS_CFLAGS := -I$(KSRC)/tools/testing/selftests -Wno-unused-parameter -Wno-sign-compare
+
+SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
+PROGS := $(BUILD)/htwheel
+
+.PHONY: all modules modules_install userprogs selftests kernel check demo clean help
+
+all: modules userprogs
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+modules_install:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+
+userprogs: $(PROGS)
+
+# Test programs are static so that every test kernel can run them as they are.
+selftests: $(SELFTESTS)
+
+$(BUILD)/tests/%: tests/selftests/%.c include/uapi/linux/htwheel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $<
+
+$(BUILD)/htwheel: tools/cli/htwheel.c include/uapi/linux/htwheel.h
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) -static -o $@ $<
+
+kernel:
+	tools/uml/kernel.sh build debug
+
+check:
+	tools/uml/check.sh
+
+demo:
+	tools/uml/demo.sh
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	rm -rf $(BUILD)
+
+help:
+	@sed -n '3,14p' Makefile

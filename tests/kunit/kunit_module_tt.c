@@ -1,0 +1,1 @@
+#include "kunit_module.c"

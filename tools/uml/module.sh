@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Build htwheel.ko (and the KUnit modules) for the um-FLAVOUR kernel.
+#
+#   tools/uml/module.sh FLAVOUR
+#
+# The module sources are mirrored into the cache so that several kernels
+# can each keep their own objects and the work tree stays clean.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+flavour=$1
+kobj=$(htw_kobj "$flavour")
+mobj=$(htw_modobj "$flavour")
+mkdir -p "$mobj"
+rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+	--include 'Kbuild' --include 'src/***' --include 'include/***' \
+	--include 'tests/' --include 'tests/kunit/***' --exclude '*' \
+	"$HTW_TOP/" "$mobj/src-mirror/"
+# Build in the mirror; kbuild only recompiles what changed.
+if ! make -s -C "$kobj" M="$mobj/src-mirror" ARCH=um W=1 modules 2>&1 |
+	sed "s|$mobj/src-mirror/||g" >&2; then
+	htw_die "module build against um-$flavour failed"
+fi
+find "$mobj/src-mirror" -maxdepth 1 -name '*.ko' -exec cp -p {} "$mobj/" \;
+ls "$mobj"/*.ko >/dev/null

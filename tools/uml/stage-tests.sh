@@ -1,0 +1,49 @@
+#!/bin/busybox sh
+# Stage run inside UML by `make check`: load the module, run the KUnit
+# suites and the user-space tests, unload, look for leaks.
+#
+# $htw_set selects the boot: "rt" (real time: htwheel_kunit.ko and every
+# tests/selftests/*_test except *_tt_test) or "tt" (UML time travel:
+# htwheel_kunit_tt.ko and the *_tt_test programs).
+out=$HTW_OUT
+mkdir -p "$out/kunit" "$out/selftests"
+fail() { echo "$*" >>"$out/errors"; }
+
+leaks=/sys/kernel/debug/kmemleak
+[ -w $leaks ] && echo clear >$leaks
+
+insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
+
+kunit_mod=htwheel_kunit
+[ "$htw_set" = tt ] && kunit_mod=htwheel_kunit_tt
+if [ -f "$htw_mod/$kunit_mod.ko" ]; then
+	# The suites run while the module loads.
+	insmod "$htw_mod/$kunit_mod.ko" || fail "insmod $kunit_mod.ko failed"
+	for d in /sys/kernel/debug/kunit/*/; do
+		[ -f "$d/results" ] || continue
+		s=${d%/}
+		cp "$d/results" "$out/kunit/${s##*/}.ktap"
+	done
+	rmmod "$kunit_mod" || fail "rmmod $kunit_mod failed"
+fi
+
+for t in "$htw_bin"/tests/*_test; do
+	[ -x "$t" ] || continue
+	n=${t##*/}
+	set=rt
+	case "$n" in *_tt_test) set=tt ;; esac
+	[ "$set" = "$htw_set" ] || continue
+	echo "htwheel: running $n"
+	(cd /tmp && "$t") >"$out/selftests/$n.tap" 2>&1
+	echo $? >"$out/selftests/$n.rc"
+done
+
+rmmod htwheel || fail "rmmod htwheel failed"
+
+if [ -w $leaks ]; then
+	# kmemleak ignores objects younger than 5 s.
+	sleep 6
+	echo scan >$leaks
+	cat $leaks >"$out/kmemleak.txt"
+fi
+dmesg >"$out/dmesg.txt"
