@@ -21,7 +21,7 @@ run=$(cd "$run" && pwd)
 timeout=${HTW_BOOT_TIMEOUT:-900}
 rc=0
 # timeout kills the whole process group: UML's helper processes too.
-TMPDIR=/tmp timeout -k 10 "$timeout" "$kobj/linux" mem=${HTW_UML_MEM:-1G} \
+TMPDIR=/tmp timeout -s KILL "$timeout" "$kobj/linux" mem=${HTW_UML_MEM:-1G} \
 	root=/dev/root rootfstype=hostfs rootflags=/ ro \
 	init="$HTW_TOP/tools/uml/init.sh" con=null con0=fd:0,fd:1 \
 	htw_out="$run" htw_stage="$stage" \

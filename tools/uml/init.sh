@@ -10,15 +10,16 @@ bb=/bin/busybox
 $bb mount -t proc proc /proc
 $bb mount -t sysfs sysfs /sys
 $bb mount -t debugfs debugfs /sys/kernel/debug
-$bb mount -t tmpfs tmpfs /tmp
+# Scratch space on /run only: the work tree or the cache may well live
+# under the host's /tmp, which must stay visible.
 $bb mount -t tmpfs tmpfs /run
-$bb mkdir -p /tmp/htw-out
-$bb mount -t hostfs -o "$htw_out" hostfs /tmp/htw-out
-export HTW_OUT=/tmp/htw-out HOME=/tmp TMPDIR=/tmp
+$bb mkdir -p /run/htw-out /run/tmp
+$bb mount -t hostfs -o "$htw_out" hostfs /run/htw-out
+export HTW_OUT=/run/htw-out HOME=/run/tmp TMPDIR=/run/tmp
 
 echo "htwheel: stage $htw_stage starting"
 $bb sh "$htw_stage"
-echo $? >/tmp/htw-out/stage.rc
+echo $? >"$HTW_OUT/stage.rc"
 $bb sync
 echo "htwheel: stage finished, powering off"
 $bb poweroff -f

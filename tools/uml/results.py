@@ -25,7 +25,7 @@ SPLATS = re.compile(
     r'possible circular locking|possible recursive locking|'
     r'inconsistent lock state|lock held when returning|'
     r'INFO: task .* blocked|INFO: trying to register non-static key|'
-    r'sleeping function called from invalid context|Call Trace:|'
+    r'sleeping function called from invalid context|'
     r'list_add corruption|list_del corruption|refcount_t:')
 
 
@@ -105,8 +105,11 @@ def check_boot(run, tally):
         tally.add('fail', f'{boot}: UML timed out and was killed')
     elif uml_rc != 0:
         tally.add('fail', f'{boot}: UML exited with status {uml_rc}')
-    if read_int(os.path.join(run, 'stage.rc')) is None:
+    stage_rc = read_int(os.path.join(run, 'stage.rc'))
+    if stage_rc is None:
         tally.add('fail', f'{boot}: the test stage did not finish')
+    elif stage_rc != 0:
+        tally.add('fail', f'{boot}: the test stage failed with status {stage_rc}')
     errors = os.path.join(run, 'errors')
     if os.path.exists(errors):
         for line in read_lines(errors):
@@ -152,9 +155,13 @@ def check_suites(run, kind, pattern, tally):
 def main(runs):
     tally = Tally()
     for run in runs:
-        print(f'{os.path.basename(run.rstrip("/"))}:')
+        boot = os.path.basename(run.rstrip('/'))
+        print(f'{boot}:')
+        seen = tally.passed + tally.failed + tally.skipped
         check_suites(run, 'kunit', r'(.+)\.ktap$', tally)
         check_suites(run, 'selftests', r'(.+)\.tap$', tally)
+        if tally.passed + tally.failed + tally.skipped == seen:
+            tally.add('fail', f'{boot}: no test results at all')
         check_boot(run, tally)
     for name in tally.failures:
         print(f'FAIL: {name}')

@@ -5,4 +5,4 @@ show insmod "$htw_mod/htwheel.ko" || exit 1
 show ls -l /dev/htwheel
 show "$htw_bin/htwheel" --version
 show "$htw_bin/htwheel" info
-show rmmod htwheel
+show rmmod htwheel || exit 1
