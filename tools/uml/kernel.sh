@@ -2,6 +2,7 @@
 # Build (or reuse) the User-Mode Linux kernel htwheel is tested in.
 #
 #   tools/uml/kernel.sh deps            install missing Debian packages
+#   tools/uml/kernel.sh config FLAVOUR  unpack and configure um-FLAVOUR only
 #   tools/uml/kernel.sh build FLAVOUR   unpack, configure and build um-FLAVOUR
 #   tools/uml/kernel.sh path FLAVOUR    print the build directory
 #
@@ -137,6 +138,13 @@ build)
 	configure "$2"
 	build "$2"
 	;;
+config)
+	[ -n "${2:-}" ] && [ -f "$HTW_TOP/tests/config/$2.config" ] || htw_die "usage: $0 config debug|bench"
+	deps
+	unpack
+	patch_tree
+	configure "$2"
+	;;
 path) htw_kobj "${2:?flavour}" ;;
-*) htw_die "usage: $0 deps | build FLAVOUR | path FLAVOUR" ;;
+*) htw_die "usage: $0 deps | config FLAVOUR | build FLAVOUR | path FLAVOUR" ;;
 esac
