@@ -2,20 +2,31 @@
 /*
  * htwheel: a hashed timing wheel for user space, behind /dev/htwheel.
  *
- * Module entry points only; the device lives in htw_dev.c.
+ * Module entry points only: the wheel core lives in htw_wheel.c and
+ * htw_tick.c, the device in htw_dev.c.
  */
 #include <linux/module.h>
 
 #include "htw_api.h"
+#include "htw_wheel.h"
 
 static int __init htw_init(void)
 {
-	return htw_dev_register();
+	int ret;
+
+	ret = htw_wheel_module_init();
+	if (ret)
+		return ret;
+	ret = htw_dev_register();
+	if (ret)
+		htw_wheel_module_exit();
+	return ret;
 }
 
 static void __exit htw_exit(void)
 {
 	htw_dev_unregister();
+	htw_wheel_module_exit();
 }
 
 module_init(htw_init);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * htwheel: the few kernel API differences between the kernels htwheel
+ * builds against (Debian 6.1 and 6.12, and newer ones where cheap).
+ */
+#ifndef _HTW_COMPAT_H
+#define _HTW_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/hrtimer.h>
+#include <linux/export.h>
+#include <linux/module.h>
+#include <linux/timer.h>
+
+/*
+ * Symbol namespaces: use EXPORT_SYMBOL_NS_GPL(sym, HTWHEEL) and
+ * MODULE_IMPORT_NS(HTWHEEL).  Up to 6.12 the macros stringify the bare
+ * token; from 6.13 on they take a string literal, which this provides.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define HTWHEEL			"HTWHEEL"
+#endif
+
+/* hrtimer_setup() replaced hrtimer_init() + assigning ->function in 6.13. */
+static inline void htw_hrtimer_setup(struct hrtimer *timer,
+				     enum hrtimer_restart (*fn)(struct hrtimer *),
+				     clockid_t clockid, enum hrtimer_mode mode)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+	hrtimer_setup(timer, fn, clockid, mode);
+#else
+	hrtimer_init(timer, clockid, mode);
+	timer->function = fn;
+#endif
+}
+
+/* del_timer_sync() became timer_delete_sync() in 6.2 (alias kept to 6.14). */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 2, 0)
+#define timer_delete_sync(t)	del_timer_sync(t)
+#define timer_delete(t)		del_timer(t)
+#endif
+
+#endif /* _HTW_COMPAT_H */

@@ -1,0 +1,967 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htwheel core: geometry, levels and buckets, the handle table, schedule,
+ * cancel, the ready queue, drain and statistics.  The tick (hrtimer,
+ * expiry, cascading) is in htw_tick.c.  Design: Documentation/htwheel-design.rst
+ */
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/bitmap.h>
+#include <linux/bitops.h>
+#include <linux/math64.h>
+#include <linux/overflow.h>
+#include <linux/log2.h>
+#include <linux/timekeeping.h>
+#include "htw_internal.h"
+#include "htw_compat.h"
+
+static struct kmem_cache *htw_timer_cache;
+static atomic_long_t htw_timers_total = ATOMIC_LONG_INIT(0);
+
+int htw_wheel_module_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct htw_timer) > 64);
+	/*
+	 * SLAB_TYPESAFE_BY_RCU: cancel reads a timer found through the handle
+	 * table before it knows which bucket lock guards it; the memory stays
+	 * a struct htw_timer while rcu_read_lock() is held, and the identity is
+	 * rechecked under that lock (htw_timer_is()).
+	 */
+	htw_timer_cache = kmem_cache_create("htw_timer", sizeof(struct htw_timer),
+					    0, SLAB_ACCOUNT | SLAB_TYPESAFE_BY_RCU,
+					    NULL);
+	return htw_timer_cache ? 0 : -ENOMEM;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_module_init, HTWHEEL);
+
+void htw_wheel_module_exit(void)
+{
+	kmem_cache_destroy(htw_timer_cache);
+	htw_timer_cache = NULL;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_module_exit, HTWHEEL);
+
+/* ---- geometry and the tick grid ---- */
+
+int htw_geometry_normalise(struct htw_geometry *geo)
+{
+	u64 min_tick = max_t(u64, HTW_MIN_TICK_NS, hrtimer_resolution);
+	u64 max_ticks;
+	u32 bits;
+
+	if (geo->tick_ns < min_tick || geo->tick_ns > HTW_MAX_TICK_NS)
+		return -EINVAL;
+	if (!geo->slots || geo->slots > HTW_MAX_SLOTS)
+		return -EINVAL;
+	if (geo->clockid != CLOCK_MONOTONIC && geo->clockid != CLOCK_BOOTTIME)
+		return -EINVAL;
+	if (!geo->max_pending || geo->max_pending > HTW_MAX_PENDING)
+		return -EINVAL;
+	geo->slots = roundup_pow_of_two(max_t(u32, geo->slots, HTW_MIN_SLOTS));
+	/*
+	 * Enough levels that any tick index a u64 deadline can map to is
+	 * within reach of the top level: no clamping, ever.
+	 */
+	max_ticks = div64_u64(U64_MAX, geo->tick_ns) + 1;
+	bits = fls64(max_ticks);
+	geo->levels = DIV_ROUND_UP(bits, ilog2(geo->slots));
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(htw_geometry_normalise, HTWHEEL);
+
+void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
+{
+	*geo = wheel->geo;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_geometry, HTWHEEL);
+
+u64 htw_wheel_now(const struct htw_wheel *wheel)
+{
+	if (wheel->manual)
+		return READ_ONCE(wheel->manual_now);
+	if (wheel->geo.clockid == CLOCK_BOOTTIME)
+		return ktime_get_boottime_ns();
+	return ktime_get_ns();
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_now, HTWHEEL);
+
+/* The tick whose start is the latest <= @ns. */
+u64 htw_tick_of(const struct htw_wheel *w, u64 ns)
+{
+	if (ns <= w->base_ns)
+		return 0;
+	return div64_u64(ns - w->base_ns, w->geo.tick_ns);
+}
+
+/* Start of @tick on the wheel's clock, U64_MAX if not representable. */
+u64 htw_tick_time(const struct htw_wheel *w, u64 tick)
+{
+	u64 off, t;
+
+	if (check_mul_overflow(tick, w->geo.tick_ns, &off) ||
+	    check_add_overflow(off, w->base_ns, &t))
+		return U64_MAX;
+	return t;
+}
+
+/*
+ * The first tick whose start is >= @deadline (so never early), moved up
+ * to a multiple of 2^slack_shift ticks so that timers with slack coalesce.
+ */
+static u64 htw_expiry_tick(const struct htw_wheel *w, u64 deadline,
+			   u8 slack_shift)
+{
+	u64 rem, tick;
+
+	if (deadline <= w->base_ns)
+		return 0;
+	tick = div64_u64_rem(deadline - w->base_ns, w->geo.tick_ns, &rem);
+	if (rem)
+		tick++;
+	return round_up(tick, 1ULL << slack_shift);
+}
+
+/*
+ * Largest s with 2^s - 1 <= slack in ticks: every tick has a multiple of
+ * 2^s at most slack ticks after it, so rounding up stays within the slack.
+ */
+static u8 htw_slack_shift(const struct htw_wheel *w, u64 slack_ns)
+{
+	u64 slack_ticks = div64_u64(slack_ns, w->geo.tick_ns);
+
+	return fls64(slack_ticks + 1) - 1;
+}
+
+/*
+ * Choose the bucket for a timer firing at tick @expires when the wheel is
+ * at tick @clk: level L holds timers 2^(L*bits) <= expires - clk <
+ * 2^((L+1)*bits) in bucket (expires >> L*bits) & mask.  That bucket is next
+ * visited at *point, the start of the level-L period holding @expires,
+ * which is > clk and <= expires: a timer is never visited too late.
+ * A tick already passed is treated as the next tick.
+ */
+u32 htw_place(const struct htw_wheel *w, u64 expires, u64 clk, u64 *point)
+{
+	u64 tick = max(expires, clk + 1);
+	u32 level = (fls64(tick - clk) - 1) / w->slot_bits;
+	u32 shift = level * w->slot_bits;
+
+	*point = (tick >> shift) << shift;
+	return level * w->geo.slots + (u32)((tick >> shift) & w->slot_mask);
+}
+
+void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t)
+{
+	struct htw_bucket *bk = &w->buckets[bucket];
+
+	lockdep_assert_held(&bk->lock);
+	hlist_add_head(&t->node, &bk->timers);
+	set_bit(bucket, w->occupied);
+	WRITE_ONCE(t->where, htw_where(HTW_PENDING, bucket));
+}
+
+static void htw_unlink_locked(struct htw_wheel *w, u32 bucket,
+			      struct htw_timer *t)
+{
+	struct htw_bucket *bk = &w->buckets[bucket];
+
+	lockdep_assert_held(&bk->lock);
+	hlist_del(&t->node);
+	if (hlist_empty(&bk->timers))
+		clear_bit(bucket, w->occupied);
+}
+
+/* ---- handle table ---- */
+
+static atomic64_t *htw_id_entry(struct htw_ids *ids, u32 id)
+{
+	atomic64_t *chunk;
+
+	if (id >= (u64)ids->nchunks * HTW_IDS_PER_CHUNK)
+		return NULL;
+	/* Pairs with the release in htw_ids_grow(): entries initialised. */
+	chunk = smp_load_acquire(&ids->dir[id / HTW_IDS_PER_CHUNK]);
+	return chunk ? &chunk[id % HTW_IDS_PER_CHUNK] : NULL;
+}
+
+static u64 htw_id_free_entry(u32 gen, u32 next)
+{
+	return (u64)gen << 32 | (u64)next << 1 | 1;
+}
+
+/* Push the chain first..last (already linked through their entries). */
+static void htw_ids_push(struct htw_ids *ids, u32 first, atomic64_t *last,
+			 u32 last_gen)
+{
+	u64 head, new;
+
+	do {
+		head = atomic64_read(&ids->head);
+		atomic64_set(last, htw_id_free_entry(last_gen, (u32)head));
+		new = ((head >> 32) + 1) << 32 | first;
+	} while (atomic64_cmpxchg(&ids->head, head, new) != head);
+}
+
+static int htw_ids_grow(struct htw_ids *ids)
+{
+	atomic64_t *chunk;
+	u32 i, first;
+	int ret = 0;
+
+	mutex_lock(&ids->grow_lock);
+	if ((u32)atomic64_read(&ids->head) != HTW_ID_NONE)
+		goto out;	/* someone freed or grew meanwhile */
+	if (ids->used_chunks == ids->nchunks) {
+		ret = -ENOSPC;
+		goto out;
+	}
+	chunk = kmalloc_array(HTW_IDS_PER_CHUNK, sizeof(*chunk),
+			      GFP_KERNEL_ACCOUNT);
+	if (!chunk) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	first = ids->used_chunks * HTW_IDS_PER_CHUNK;
+	/* Generation 0 is never handed out, so handle 0 is never valid. */
+	for (i = 0; i < HTW_IDS_PER_CHUNK - 1; i++)
+		atomic64_set(&chunk[i], htw_id_free_entry(1, first + i + 1));
+	/* Entries before the pointer: lookups may race with growth. */
+	smp_store_release(&ids->dir[ids->used_chunks], chunk);
+	ids->used_chunks++;
+	htw_ids_push(ids, first, &chunk[HTW_IDS_PER_CHUNK - 1], 1);
+out:
+	mutex_unlock(&ids->grow_lock);
+	return ret;
+}
+
+static int htw_id_get(struct htw_ids *ids, u32 *id, u32 *gen)
+{
+	u64 head, entry, new;
+	atomic64_t *slot;
+	int ret;
+
+	for (;;) {
+		head = atomic64_read(&ids->head);
+		if ((u32)head == HTW_ID_NONE) {
+			ret = htw_ids_grow(ids);
+			if (ret)
+				return ret;
+			continue;
+		}
+		slot = htw_id_entry(ids, (u32)head);
+		entry = atomic64_read(slot);
+		if (!(entry & 1))
+			continue;	/* popped under us; head moved on */
+		new = ((head >> 32) + 1) << 32 | ((entry >> 1) & HTW_ID_NONE);
+		if (atomic64_cmpxchg(&ids->head, head, new) == head) {
+			*id = (u32)head;
+			*gen = entry >> 32;
+			return 0;
+		}
+	}
+}
+
+static void htw_id_put(struct htw_ids *ids, u32 id, u32 gen)
+{
+	u32 next_gen = gen + 1;
+
+	if (!next_gen)
+		next_gen = 1;	/* generation 0 is never valid */
+	htw_ids_push(ids, id, htw_id_entry(ids, id), next_gen);
+}
+
+static struct htw_timer *htw_id_lookup(struct htw_ids *ids, u32 id)
+{
+	atomic64_t *slot = htw_id_entry(ids, id);
+	u64 entry;
+
+	if (!slot)
+		return NULL;
+	entry = atomic64_read(slot);
+	if (entry & 1)
+		return NULL;
+	return (struct htw_timer *)(uintptr_t)entry;
+}
+
+static int htw_ids_init(struct htw_ids *ids, u64 max_pending)
+{
+	ids->nchunks = DIV_ROUND_UP_ULL(max_pending, HTW_IDS_PER_CHUNK);
+	ids->dir = kvcalloc(ids->nchunks, sizeof(*ids->dir), GFP_KERNEL_ACCOUNT);
+	if (!ids->dir)
+		return -ENOMEM;
+	atomic64_set(&ids->head, HTW_ID_NONE);
+	mutex_init(&ids->grow_lock);
+	return 0;
+}
+
+static void htw_ids_free(struct htw_ids *ids)
+{
+	u32 i;
+
+	for (i = 0; i < ids->used_chunks; i++)
+		kfree(ids->dir[i]);
+	kvfree(ids->dir);
+	mutex_destroy(&ids->grow_lock);
+}
+
+static u64 htw_handle(const struct htw_timer *t)
+{
+	return (u64)t->gen << 32 | t->id;
+}
+
+/*
+ * Is @t (found through the handle table, maybe freed and reused since) the
+ * timer with this id and generation, at @where?  Call under the lock that
+ * guards @where: then the answer cannot change until it is dropped.  The
+ * table entry is cleared before a timer is freed, so reading it after the
+ * fields proves the fields were not those of a later user.
+ */
+static bool htw_timer_is(struct htw_wheel *w, struct htw_timer *t, u32 id,
+			 u32 gen, u32 where)
+{
+	if (READ_ONCE(t->where) != where || READ_ONCE(t->id) != id ||
+	    READ_ONCE(t->gen) != gen)
+		return false;
+	/* Fields before the entry; pairs with htw_publish()/free ordering. */
+	smp_rmb();
+	return htw_id_lookup(&w->ids, id) == t;
+}
+
+/* ---- timer lifetime ---- */
+
+static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
+{
+	struct htw_timer *t;
+	u32 id, gen;
+	int ret;
+
+	if (atomic64_inc_return(&w->live) > w->geo.max_pending) {
+		ret = -ENOSPC;
+		goto undo_live;
+	}
+	ret = -ENOMEM;
+	t = kmem_cache_alloc(htw_timer_cache, GFP_KERNEL);
+	if (!t)
+		goto undo_live;
+	ret = htw_id_get(&w->ids, &id, &gen);
+	if (ret) {
+		kmem_cache_free(htw_timer_cache, t);
+		goto undo_live;
+	}
+	t->id = id;
+	t->gen = gen;
+	t->flags = 0;
+	t->reserved = 0;
+	atomic_long_inc(&htw_timers_total);
+	return t;
+
+undo_live:
+	atomic64_dec(&w->live);
+	return ERR_PTR(ret);
+}
+
+/* Cancel treats a timer marked HTW_FREE as gone (UNKNOWN). */
+static void htw_timer_free(struct htw_wheel *w, struct htw_timer *t)
+{
+	WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
+	htw_id_put(&w->ids, t->id, t->gen);
+	kmem_cache_free(htw_timer_cache, t);
+	atomic64_dec(&w->live);
+	atomic_long_dec(&htw_timers_total);
+}
+
+static void htw_publish(struct htw_wheel *w, struct htw_timer *t)
+{
+	/* Fields first: lookups may dereference as soon as the entry is set. */
+	smp_wmb();
+	/* Before the bucket lock is dropped: nothing can free it earlier. */
+	atomic64_set(htw_id_entry(&w->ids, t->id), (u64)(uintptr_t)t);
+}
+
+/* ---- schedule ---- */
+
+/*
+ * Slow path of insertion: a tick run moved the horizon while we linked, so
+ * the run may have skipped our bucket.  Under tick_lock no run is in
+ * progress and clk == horizon; if the timer is still where we put it,
+ * place it again relative to clk.  Returns the bucket's visit point.
+ */
+static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t, u32 id,
+			    u32 gen, u32 bucket, u64 point)
+{
+	u32 where = htw_where(HTW_PENDING, bucket);
+	struct htw_bucket *bk = &w->buckets[bucket];
+	bool moved = false;
+
+	spin_lock_bh(&w->tick_lock);
+	spin_lock(&bk->lock);
+	if (htw_timer_is(w, t, id, gen, where)) {
+		htw_unlink_locked(w, bucket, t);
+		WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
+		moved = true;
+	}
+	spin_unlock(&bk->lock);
+	if (moved) {
+		bucket = htw_place(w, t->expires, w->clk, &point);
+		bk = &w->buckets[bucket];
+		spin_lock(&bk->lock);
+		htw_link_locked(w, bucket, t);
+		spin_unlock(&bk->lock);
+	} else {
+		point = U64_MAX;	/* the tick placed it and armed for it */
+	}
+	spin_unlock_bh(&w->tick_lock);
+	return point;
+}
+
+/* Link and publish a new timer without tick_lock; see struct htw_wheel. */
+static void htw_insert(struct htw_wheel *w, struct htw_timer *t)
+{
+	u32 id = t->id, gen = t->gen;
+	u64 horizon, point;
+	u32 bucket;
+
+	rcu_read_lock();
+	horizon = READ_ONCE(w->horizon);
+	bucket = htw_place(w, t->expires, horizon, &point);
+	spin_lock_bh(&w->buckets[bucket].lock);
+	htw_link_locked(w, bucket, t);
+	htw_publish(w, t);
+	spin_unlock_bh(&w->buckets[bucket].lock);
+	/* Pairs with smp_mb() in htw_advance() and htw_rearm(). */
+	smp_mb();
+	if (READ_ONCE(w->horizon) != horizon)
+		point = htw_replace_slow(w, t, id, gen, bucket, point);
+	rcu_read_unlock();
+	if (point < READ_ONCE(w->armed_tick))
+		htw_arm_at_most(w, point);
+}
+
+int htw_wheel_schedule(struct htw_wheel *wheel,
+		       const struct htw_timer_spec *spec, u64 *handle)
+{
+	struct htw_timer *t;
+
+	might_sleep();
+	if (spec->period_ns && spec->period_ns < wheel->geo.tick_ns)
+		return -EINVAL;
+	if (atomic64_read(&wheel->live) >= wheel->geo.max_pending)
+		return -ENOSPC;
+	t = htw_timer_alloc(wheel);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	t->cookie = spec->cookie;
+	t->deadline_ns = spec->deadline_ns;
+	t->period_ns = spec->period_ns;
+	t->slack_shift = htw_slack_shift(wheel, spec->slack_ns);
+	t->expires = htw_expiry_tick(wheel, t->deadline_ns, t->slack_shift);
+	t->where = htw_where(HTW_TRANSIT, 0);
+	*handle = htw_handle(t);
+	atomic64_inc(&wheel->pending);
+	atomic64_inc(&wheel->scheduled);
+	htw_insert(wheel, t);
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_schedule, HTWHEEL);
+
+/* ---- cancel ---- */
+
+static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
+			       u32 id, u32 gen, u32 where)
+{
+	u32 bucket = where & HTW_WHERE_BUCKET_MASK;
+	struct htw_bucket *bk = &w->buckets[bucket];
+	bool found;
+
+	spin_lock_bh(&bk->lock);
+	found = htw_timer_is(w, t, id, gen, where);
+	if (found)
+		htw_unlink_locked(w, bucket, t);
+	spin_unlock_bh(&bk->lock);
+	if (found) {
+		atomic64_dec(&w->pending);
+		atomic64_inc(&w->cancelled);
+		htw_timer_free(w, t);
+	}
+	return found;
+}
+
+static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
+			    u32 id, u32 gen)
+{
+	int ret = -EAGAIN;
+
+	spin_lock_bh(&w->ready_lock);
+	if (htw_timer_is(w, t, id, gen, htw_where(HTW_READY, 0))) {
+		ret = HTW_CANCEL_FIRED;
+		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED)) {
+			t->flags |= HTW_TF_CANCELLED;
+			atomic64_dec(&w->pending);
+			atomic64_inc(&w->cancelled);
+			ret = HTW_CANCEL_OK;
+		}
+	}
+	spin_unlock_bh(&w->ready_lock);
+	return ret;
+}
+
+enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
+{
+	u32 id = (u32)handle, gen = handle >> 32;
+	enum htw_cancel_status ret = HTW_CANCEL_UNKNOWN;
+	bool tick_locked = false;
+	struct htw_timer *t;
+	u32 where;
+	int r;
+
+	rcu_read_lock();
+	for (;;) {
+		t = htw_id_lookup(&wheel->ids, id);
+		if (!t || READ_ONCE(t->gen) != gen || !gen)
+			break;
+		where = READ_ONCE(t->where);
+		switch (htw_where_state(where)) {
+		case HTW_PENDING:
+			if (htw_cancel_pending(wheel, t, id, gen, where)) {
+				ret = HTW_CANCEL_OK;
+				goto out;
+			}
+			continue;	/* moved under us: look again */
+		case HTW_READY:
+			r = htw_cancel_ready(wheel, t, id, gen);
+			if (r >= 0) {
+				ret = r;
+				goto out;
+			}
+			continue;
+		case HTW_TRANSIT:
+			/* Its owner holds tick_lock: wait for it, then look again. */
+			if (!tick_locked) {
+				spin_lock_bh(&wheel->tick_lock);
+				tick_locked = true;
+				continue;
+			}
+			WARN_ON_ONCE(1);
+			goto out;
+		default:
+			goto out;
+		}
+	}
+out:
+	if (tick_locked)
+		spin_unlock_bh(&wheel->tick_lock);
+	rcu_read_unlock();
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_cancel, HTWHEEL);
+
+/* ---- ready queue ---- */
+
+/* Called by the tick with tick_lock held and no other wheel lock. */
+void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *t)
+{
+	spin_lock(&w->ready_lock);
+	if (w->ready_tail)
+		hlist_add_behind(&t->node, &w->ready_tail->node);
+	else
+		hlist_add_head(&t->node, &w->ready_head);
+	w->ready_tail = t;
+	WRITE_ONCE(t->where, htw_where(HTW_READY, 0));
+	spin_unlock(&w->ready_lock);
+	atomic64_inc(&w->nready);
+}
+
+static struct htw_timer *htw_dequeue_ready_locked(struct htw_wheel *w)
+{
+	struct htw_timer *t;
+
+	lockdep_assert_held(&w->ready_lock);
+	if (hlist_empty(&w->ready_head))
+		return NULL;
+	t = hlist_entry(w->ready_head.first, struct htw_timer, node);
+	hlist_del(&t->node);
+	if (w->ready_tail == t)
+		w->ready_tail = NULL;
+	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
+	atomic64_dec(&w->nready);
+	return t;
+}
+
+/* Periods after the reported deadline that have also passed by @now. */
+static u32 htw_overrun(const struct htw_timer *t, u64 now)
+{
+	if (!t->period_ns || now <= t->deadline_ns)
+		return 0;
+	return min_t(u64, div64_u64(now - t->deadline_ns, t->period_ns), U32_MAX);
+}
+
+size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
+			    struct htw_expiry *out, size_t max)
+{
+	u64 now = htw_wheel_now(wheel);
+	struct htw_timer *t;
+	size_t n = 0;
+
+	spin_lock_bh(&wheel->ready_lock);
+	hlist_for_each_entry(t, &wheel->ready_head, node) {
+		if (n == max)
+			break;
+		out[n] = (struct htw_expiry) {
+			.cookie = t->cookie,
+			.handle = htw_handle(t),
+			.deadline_ns = t->deadline_ns,
+			.fired_ns = t->fired_ns,
+			.overrun = htw_overrun(t, now),
+			.flags = t->period_ns ? HTW_EXPIRY_PERIODIC : 0,
+		};
+		n++;
+	}
+	spin_unlock_bh(&wheel->ready_lock);
+	return n;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_peek_ready, HTWHEEL);
+
+/*
+ * Put a delivered periodic timer back on its own grid: the next deadline
+ * is the reported one plus (1 + overrun) periods, never now + period.
+ * Returns false if that is beyond u64 (the timer is then finished).
+ */
+static bool htw_rearm_periodic(struct htw_wheel *w, struct htw_timer *t,
+			       u32 overrun)
+{
+	u64 step, next;
+	u32 bucket;
+	u64 point;
+
+	lockdep_assert_held(&w->tick_lock);
+	if (check_mul_overflow((u64)overrun + 1, t->period_ns, &step) ||
+	    check_add_overflow(t->deadline_ns, step, &next))
+		return false;
+	t->deadline_ns = next;
+	t->expires = htw_expiry_tick(w, next, t->slack_shift);
+	bucket = htw_place(w, t->expires, w->clk, &point);
+	spin_lock(&w->buckets[bucket].lock);
+	htw_link_locked(w, bucket, t);
+	spin_unlock(&w->buckets[bucket].lock);
+	htw_arm_at_most(w, point);
+	return true;
+}
+
+void htw_wheel_consume_ready(struct htw_wheel *wheel,
+			     const struct htw_expiry *recs, size_t n)
+{
+	HLIST_HEAD(done);
+	struct htw_timer *t;
+	struct hlist_node *tmp;
+	size_t i;
+
+	spin_lock_bh(&wheel->tick_lock);
+	spin_lock(&wheel->ready_lock);
+	for (i = 0; i < n; i++) {
+		t = htw_dequeue_ready_locked(wheel);
+		if (WARN_ON_ONCE(!t))
+			break;
+		WARN_ON_ONCE(htw_handle(t) != recs[i].handle);
+		atomic64_add(recs[i].overrun, &wheel->fired);
+		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED) &&
+		    htw_rearm_periodic(wheel, t, recs[i].overrun))
+			continue;
+		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED))
+			atomic64_dec(&wheel->pending);	/* ran off the clock */
+		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
+		hlist_add_head(&t->node, &done);
+	}
+	spin_unlock(&wheel->ready_lock);
+	spin_unlock_bh(&wheel->tick_lock);
+
+	hlist_for_each_entry_safe(t, tmp, &done, node) {
+		hlist_del(&t->node);
+		htw_timer_free(wheel, t);
+	}
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_consume_ready, HTWHEEL);
+
+bool htw_wheel_has_ready(struct htw_wheel *wheel)
+{
+	return !hlist_empty(&wheel->ready_head);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_has_ready, HTWHEEL);
+
+/* ---- drain ---- */
+
+static void htw_describe(const struct htw_timer *t, u64 now,
+			 struct htw_unexpired *out, size_t max, size_t n)
+{
+	if (n >= max)
+		return;
+	out[n] = (struct htw_unexpired) {
+		.cookie = t->cookie,
+		.handle = htw_handle(t),
+		.remaining_ns = t->deadline_ns > now ? t->deadline_ns - now : 0,
+	};
+}
+
+/* Empty one bucket into @list; the caller owns the timers (TRANSIT). */
+static void htw_take_bucket(struct htw_wheel *w, u32 bucket,
+			    struct hlist_head *list)
+{
+	struct htw_bucket *bk = &w->buckets[bucket];
+	struct htw_timer *t;
+
+	lockdep_assert_held(&w->tick_lock);
+	spin_lock(&bk->lock);
+	hlist_move_list(&bk->timers, list);
+	hlist_for_each_entry(t, list, node)
+		WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
+	clear_bit(bucket, w->occupied);
+	spin_unlock(&bk->lock);
+}
+
+static size_t htw_drain_buckets(struct htw_wheel *w, u64 now,
+				struct htw_unexpired *out, size_t max)
+{
+	u32 nbuckets = w->geo.levels * w->geo.slots;
+	struct hlist_node *tmp;
+	struct htw_timer *t;
+	size_t n = 0;
+	u32 b;
+
+	for_each_set_bit(b, w->occupied, nbuckets) {
+		HLIST_HEAD(list);
+
+		htw_take_bucket(w, b, &list);
+		hlist_for_each_entry_safe(t, tmp, &list, node) {
+			hlist_del(&t->node);
+			htw_describe(t, now, out, max, n++);
+			htw_timer_free(w, t);
+		}
+	}
+	return n;
+}
+
+static size_t htw_drain_ready(struct htw_wheel *w, u64 now,
+			      struct htw_unexpired *out, size_t max, size_t n)
+{
+	struct htw_timer *t;
+	u64 next;
+
+	spin_lock(&w->ready_lock);
+	hlist_for_each_entry(t, &w->ready_head, node) {
+		if (!t->period_ns || (t->flags & HTW_TF_CANCELLED))
+			continue;
+		t->flags |= HTW_TF_CANCELLED;
+		next = t->deadline_ns + t->period_ns;
+		if (next < t->deadline_ns)
+			next = U64_MAX;
+		if (n < max)
+			out[n] = (struct htw_unexpired) {
+				.cookie = t->cookie,
+				.handle = htw_handle(t),
+				.remaining_ns = next > now ? next - now : 0,
+			};
+		n++;
+	}
+	spin_unlock(&w->ready_lock);
+	return n;
+}
+
+size_t htw_wheel_drain(struct htw_wheel *wheel,
+		       struct htw_unexpired *out, size_t max)
+{
+	u64 now = htw_wheel_now(wheel);
+	size_t n;
+
+	spin_lock_bh(&wheel->tick_lock);
+	n = htw_drain_buckets(wheel, now, out, max);
+	/* A queued periodic timer's future periods are pending too. */
+	n = htw_drain_ready(wheel, now, out, max, n);
+	htw_rearm(wheel);	/* idle now: disarm rather than wake for nothing */
+	spin_unlock_bh(&wheel->tick_lock);
+	atomic64_sub(n, &wheel->pending);
+	atomic64_add(n, &wheel->cancelled);
+	return n;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_drain, HTWHEEL);
+
+/* ---- stats ---- */
+
+void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->pending = atomic64_read(&wheel->pending);
+	st->ready = atomic64_read(&wheel->nready);
+	st->scheduled = atomic64_read(&wheel->scheduled);
+	st->fired = atomic64_read(&wheel->fired);
+	st->cancelled = atomic64_read(&wheel->cancelled);
+	spin_lock_bh(&wheel->tick_lock);
+	st->cascaded = wheel->cascaded;
+	st->tick_wakeups = wheel->tick_wakeups;
+	st->max_late_ns = wheel->max_late_ns;
+	memcpy(st->late_hist, wheel->late_hist, sizeof(st->late_hist));
+	spin_unlock_bh(&wheel->tick_lock);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_get_stats, HTWHEEL);
+
+/* ---- create / destroy ---- */
+
+static int htw_buckets_init(struct htw_wheel *w)
+{
+	u32 n = w->geo.levels * w->geo.slots, i;
+
+	BUILD_BUG_ON(HTW_WHERE_BUCKET_MASK < 32 * HTW_MAX_SLOTS);
+	w->buckets = kvmalloc_array(n, sizeof(*w->buckets), GFP_KERNEL_ACCOUNT);
+	w->occupied = bitmap_zalloc(n, GFP_KERNEL_ACCOUNT);
+	if (!w->buckets || !w->occupied)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		spin_lock_init(&w->buckets[i].lock);
+		INIT_HLIST_HEAD(&w->buckets[i].timers);
+	}
+	return 0;
+}
+
+static void htw_wheel_free(struct htw_wheel *w)
+{
+	kvfree(w->buckets);
+	bitmap_free(w->occupied);
+	if (w->ids.dir)
+		htw_ids_free(&w->ids);
+	kfree(w);
+}
+
+static struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
+					 htw_ready_fn ready, void *owner,
+					 gfp_t gfp, bool manual, u64 now)
+{
+	struct htw_wheel *w;
+
+	if (WARN_ON_ONCE(!htw_timer_cache))	/* htw_wheel_module_init() */
+		return ERR_PTR(-ENODEV);
+	w = kzalloc(sizeof(*w), gfp);
+	if (!w)
+		return ERR_PTR(-ENOMEM);
+	w->geo = *geo;
+	if (htw_geometry_normalise(&w->geo)) {
+		kfree(w);
+		return ERR_PTR(-EINVAL);
+	}
+	w->slot_bits = ilog2(w->geo.slots);
+	w->slot_mask = w->geo.slots - 1;
+	w->ready = ready;
+	w->owner = owner;
+	w->manual = manual;
+	w->manual_now = now;
+	spin_lock_init(&w->tick_lock);
+	spin_lock_init(&w->arm_lock);
+	spin_lock_init(&w->ready_lock);
+	w->armed_tick = U64_MAX;
+	if (htw_buckets_init(w) || htw_ids_init(&w->ids, w->geo.max_pending)) {
+		htw_wheel_free(w);
+		return ERR_PTR(-ENOMEM);
+	}
+	w->base_ns = htw_wheel_now(w);
+	htw_tick_init(w);
+	return w;
+}
+
+/* Returns the wheel or ERR_PTR(-EINVAL / -ENOMEM), never NULL. */
+struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
+				   htw_ready_fn ready, void *owner, gfp_t gfp)
+{
+	return htw_wheel_alloc(geo, ready, owner, gfp, false, 0);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_create, HTWHEEL);
+
+static void htw_free_list(struct htw_wheel *w, struct hlist_head *list)
+{
+	struct hlist_node *tmp;
+	struct htw_timer *t;
+
+	hlist_for_each_entry_safe(t, tmp, list, node) {
+		hlist_del(&t->node);
+		htw_timer_free(w, t);
+	}
+}
+
+void htw_wheel_destroy(struct htw_wheel *wheel)
+{
+	u32 nbuckets, b;
+
+	if (IS_ERR_OR_NULL(wheel))
+		return;
+	htw_tick_stop(wheel);
+	nbuckets = wheel->geo.levels * wheel->geo.slots;
+	spin_lock_bh(&wheel->tick_lock);
+	for_each_set_bit(b, wheel->occupied, nbuckets) {
+		HLIST_HEAD(list);
+
+		htw_take_bucket(wheel, b, &list);
+		htw_free_list(wheel, &list);
+	}
+	spin_lock(&wheel->ready_lock);
+	htw_free_list(wheel, &wheel->ready_head);
+	wheel->ready_tail = NULL;
+	spin_unlock(&wheel->ready_lock);
+	spin_unlock_bh(&wheel->tick_lock);
+	WARN_ON_ONCE(atomic64_read(&wheel->live));
+	htw_wheel_free(wheel);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_destroy, HTWHEEL);
+
+/* ---- test hooks ---- */
+
+struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
+					  htw_ready_fn ready, void *owner,
+					  u64 start_ns)
+{
+	return htw_wheel_alloc(geo, ready, owner, GFP_KERNEL, true, start_ns);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_create_manual, HTWHEEL);
+
+void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns)
+{
+	WRITE_ONCE(w->manual_now, now_ns);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_set_now, HTWHEEL);
+
+int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
+{
+	struct htw_timer *t;
+	u32 where, bucket;
+	int ret = -ENOENT;
+
+	spin_lock_bh(&w->tick_lock);	/* no run, nothing in transit */
+	rcu_read_lock();
+	t = htw_id_lookup(&w->ids, (u32)handle);
+	if (t && t->gen == handle >> 32) {
+		where = READ_ONCE(t->where);
+		bucket = where & HTW_WHERE_BUCKET_MASK;
+		p->state = htw_where_state(where);
+		p->level = p->state == HTW_PENDING ? bucket >> w->slot_bits : 0;
+		p->index = p->state == HTW_PENDING ? bucket & w->slot_mask : 0;
+		p->expires = p->state == HTW_PENDING ? t->expires : 0;
+		ret = 0;
+	}
+	rcu_read_unlock();
+	spin_unlock_bh(&w->tick_lock);
+	return ret;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_inspect, HTWHEEL);
+
+u64 htw_wheel_armed_tick(struct htw_wheel *w)
+{
+	return READ_ONCE(w->armed_tick);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_armed_tick, HTWHEEL);
+
+u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick)
+{
+	return htw_tick_time(w, tick);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_tick_time, HTWHEEL);
+
+long htw_timers_allocated(void)
+{
+	return atomic_long_read(&htw_timers_total);
+}
+EXPORT_SYMBOL_NS_GPL(htw_timers_allocated, HTWHEEL);

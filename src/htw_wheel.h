@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * htwheel: the hashed timing wheel core, shared by the device (htw_dev.c)
+ * and the KUnit suites (tests/kunit/).  Nothing here knows about files,
+ * ioctls or user memory.
+ *
+ * An instance ("wheel") keeps timers on an absolute tick grid:
+ * tick k starts at base + k * tick_ns on the wheel's clock.  A timer with
+ * deadline d (ns on that clock) expires at the first tick whose start is
+ * >= d, so it can never fire early.  Timers live in power-of-two buckets on
+ * one of several levels (level L spans slots^L ticks per bucket) and
+ * cascade towards level 0 as their tick approaches; each timer moves at most
+ * once per level.  See Documentation/htwheel-design.rst.
+ */
+#ifndef _HTW_WHEEL_H
+#define _HTW_WHEEL_H
+
+#include <linux/bits.h>
+#include <linux/types.h>
+#include <linux/hrtimer.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/atomic.h>
+
+/* Exported in symbol namespace HTWHEEL; see htw_compat.h. */
+
+struct htw_wheel;
+
+/* Geometry and limits of one wheel, normalised by htw_wheel_create(). */
+struct htw_geometry {
+	u64 tick_ns;		/* >= HTW_MIN_TICK_NS */
+	u32 slots;		/* per level, rounded up to a power of two */
+	u32 levels;		/* derived: enough levels to cover any u64 delay */
+	clockid_t clockid;	/* CLOCK_MONOTONIC or CLOCK_BOOTTIME */
+	u64 max_pending;	/* limit on live timers (pending + queued) */
+};
+
+#define HTW_MIN_TICK_NS		(10 * NSEC_PER_USEC)
+#define HTW_MAX_TICK_NS		(10ULL * NSEC_PER_SEC)
+#define HTW_MIN_SLOTS		4
+#define HTW_MAX_SLOTS		65536
+#define HTW_MAX_PENDING		BIT_ULL(26)	/* per wheel, live timers */
+
+/* What a caller asks for when scheduling one timer. */
+struct htw_timer_spec {
+	u64 cookie;		/* opaque, returned on expiry */
+	u64 deadline_ns;	/* absolute, on the wheel's clock */
+	u64 period_ns;		/* 0: one-shot */
+	u64 slack_ns;		/* may fire up to this much later, to coalesce */
+};
+
+/* One expiry handed back to the owner of the wheel. */
+struct htw_expiry {
+	u64 cookie;
+	u64 handle;
+	u64 deadline_ns;	/* the deadline that expired */
+	u64 fired_ns;		/* clock time of the tick that moved it to ready */
+	u32 overrun;		/* periods that expired beyond the first */
+	u32 flags;		/* HTW_EXPIRY_* */
+};
+
+#define HTW_EXPIRY_PERIODIC	0x1
+
+/* One timer that never ran, as handed back by htw_wheel_drain(). */
+struct htw_unexpired {
+	u64 cookie;
+	u64 handle;
+	u64 remaining_ns;	/* deadline minus now, 0 if already due */
+};
+
+/* Results of htw_wheel_cancel(). */
+enum htw_cancel_status {
+	HTW_CANCEL_OK = 0,	/* was pending; will never be delivered */
+	HTW_CANCEL_FIRED = 1,	/* already expired; its record is queued or read */
+	HTW_CANCEL_UNKNOWN = 2,	/* no such timer: stale, foreign or garbage */
+};
+
+struct htw_wheel_stats {
+	u64 pending;		/* scheduled, not yet expired */
+	u64 ready;		/* expired, record not yet taken */
+	u64 scheduled;		/* total accepted by htw_wheel_schedule() */
+	u64 fired;		/* total expiries (periodic: each period counts) */
+	u64 cancelled;
+	u64 cascaded;		/* moves from a level to a finer one */
+	u64 tick_wakeups;	/* hrtimer callback invocations */
+	u64 max_late_ns;
+	u64 late_hist[32];	/* [i]: lateness in [2^i, 2^(i+1)) ns, [0] also 0 */
+};
+
+/*
+ * Called from the tick (softirq context, no wheel lock held) after new
+ * timers moved to the ready queue.  Must not sleep.
+ */
+typedef void (*htw_ready_fn)(struct htw_wheel *wheel, void *owner);
+
+/* Create and destroy the timer kmem_cache; called from module init/exit. */
+int htw_wheel_module_init(void);
+void htw_wheel_module_exit(void);
+
+/*
+ * htw_geometry_normalise() rounds slots up to a power of two (at least
+ * HTW_MIN_SLOTS), derives levels and returns -EINVAL for a tick outside
+ * [max(HTW_MIN_TICK_NS, hrtimer resolution), HTW_MAX_TICK_NS], slots 0 or
+ * above HTW_MAX_SLOTS, another clock, or max_pending 0 or above
+ * HTW_MAX_PENDING.  htw_wheel_create() normalises a copy of @geo itself.
+ * htw_wheel_create() returns ERR_PTR(-EINVAL or -ENOMEM), never NULL.
+ * htw_wheel_destroy() must not race with any other call on the wheel.
+ */
+struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
+				   htw_ready_fn ready, void *owner, gfp_t gfp);
+void htw_wheel_destroy(struct htw_wheel *wheel);
+void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo);
+int htw_geometry_normalise(struct htw_geometry *geo);
+
+u64 htw_wheel_now(const struct htw_wheel *wheel);
+
+/*
+ * Process context, may sleep.  Returns 0 and sets *handle, or
+ * -ENOSPC (max_pending live timers already), -ENOMEM, or -EINVAL
+ * (period_ns non-zero but shorter than the tick).  On error nothing
+ * changed, statistics included.  Never blocks on the tick.
+ */
+int htw_wheel_schedule(struct htw_wheel *wheel,
+		       const struct htw_timer_spec *spec, u64 *handle);
+/*
+ * Any handle value is safe to pass.  A one-shot's handle is UNKNOWN once
+ * its record was consumed; a periodic timer's stays FIRED while a record
+ * of it is queued after it was cancelled.
+ */
+enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle);
+
+/*
+ * Reading is two-phase so that a failed copy to user space loses nothing:
+ * htw_wheel_peek_ready() describes up to @max records at the head of the
+ * ready queue without removing them; htw_wheel_consume_ready() then removes
+ * the first @n of those (after the copy succeeded).  Records leave the
+ * ready queue only through consume (or destroy), and the tick only appends
+ * or adds overruns, so a peek/consume pair sees the same head provided the
+ * caller serialises its pairs (the device holds a per-fd mutex).  Overruns
+ * that accrue between peek and consume stay queued for the next read.
+ */
+size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
+			    struct htw_expiry *out, size_t max);
+void htw_wheel_consume_ready(struct htw_wheel *wheel,
+			     const struct htw_expiry *recs, size_t n);
+bool htw_wheel_has_ready(struct htw_wheel *wheel);
+
+/*
+ * Cancel every pending timer; the first @max are described in @out.
+ * Returns the number cancelled (may exceed @max).  Ready records stay.
+ */
+size_t htw_wheel_drain(struct htw_wheel *wheel,
+		       struct htw_unexpired *out, size_t max);
+
+void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st);
+
+/* Run the tick now as if the hrtimer had fired (for tests). */
+void htw_wheel_run_tick(struct htw_wheel *wheel);
+
+#endif /* _HTW_WHEEL_H */
