@@ -21,7 +21,7 @@ export HTWHEEL_CACHE
 CC ?= cc
 USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
 	-I$(CURDIR)/include/uapi $(CFLAGS)
-HARNESS_CFLAGS := -I$(KSRC)/tools/testing/selftests -Wno-unused-parameter -Wno-sign-compare
+HARNESS_CFLAGS := -I$(KSRC)/tools/testing/selftests -Wno-unused-parameter -Wno-sign-compare -Wno-clobbered
 
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
 PROGS := $(BUILD)/htwheel

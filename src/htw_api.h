@@ -5,11 +5,18 @@
 #ifndef _HTW_API_H
 #define _HTW_API_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 #include <linux/htwheel.h>
 
 /* Every ioctl a file accepts once the handshake is done, as _IOC_NR bits. */
-#define HTW_IOCTLS_AFTER_API	(1ULL << _IOC_NR(HTW_IOC_API))
+#define HTW_IOCTLS_AFTER_API	(BIT_ULL(_IOC_NR(HTW_IOC_API)) |	\
+				 BIT_ULL(_IOC_NR(HTW_IOC_SETUP)) |	\
+				 BIT_ULL(_IOC_NR(HTW_IOC_SCHEDULE)) |	\
+				 BIT_ULL(_IOC_NR(HTW_IOC_CANCEL)) |	\
+				 BIT_ULL(_IOC_NR(HTW_IOC_DRAIN)) |	\
+				 BIT_ULL(_IOC_NR(HTW_IOC_STATS)) |	\
+				 BIT_ULL(_IOC_NR(HTW_IOC_SET_EVENTFD)))
 
 int htw_api_negotiate(struct htw_api *api);
 

@@ -8,6 +8,7 @@
 
 #include <linux/version.h>
 #include <linux/hrtimer.h>
+#include <linux/eventfd.h>
 #include <linux/export.h>
 #include <linux/module.h>
 #include <linux/timer.h>
@@ -39,5 +40,15 @@ static inline void htw_hrtimer_setup(struct hrtimer *timer,
 #define timer_delete_sync(t)	del_timer_sync(t)
 #define timer_delete(t)		del_timer(t)
 #endif
+
+/* eventfd_signal() lost its count argument in 6.8: it always adds 1. */
+static inline void htw_eventfd_signal(struct eventfd_ctx *ctx)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	eventfd_signal(ctx);
+#else
+	eventfd_signal(ctx, 1);
+#endif
+}
 
 #endif /* _HTW_COMPAT_H */

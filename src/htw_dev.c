@@ -6,32 +6,133 @@
  * file->private_data.  The ioctl switch only dispatches: each command has
  * one short handler that copies its argument in, validates all of it, and
  * only then takes a lock.
+ *
+ * Lock order: htw_file.lock (mutex) -> the wheel's bucket locks -> the
+ * wheel's ready lock.  Schedule and cancel take no file lock at all: the
+ * wheel pointer is published once (htw_file_wheel()) and never changes
+ * until release, so threads scheduling on different buckets never contend.
  */
+#include <linux/cred.h>
+#include <linux/eventfd.h>
 #include <linux/fs.h>
+#include <linux/hashtable.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/poll.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 
 #include "htw_api.h"
+#include "htw_compat.h"
+#include "htw_wheel.h"
 
 #define HTW_NAME	"htwheel"
 
+/* Entries copied in or out per step of a batch: bounds kernel buffers. */
+#define HTW_CHUNK	256
+
+static unsigned long default_tick_ns = NSEC_PER_MSEC;
+module_param(default_tick_ns, ulong, 0644);
+MODULE_PARM_DESC(default_tick_ns, "Tick of a new instance, ns (default 1 ms)");
+
+static unsigned int default_slots = 512;
+module_param(default_slots, uint, 0644);
+MODULE_PARM_DESC(default_slots, "Buckets per level of a new instance (default 512)");
+
+static unsigned long max_pending = 1UL << 20;
+module_param(max_pending, ulong, 0644);
+MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 1048576)");
+
+static unsigned long max_user_timers = 1UL << 22;
+module_param(max_user_timers, ulong, 0644);
+MODULE_PARM_DESC(max_user_timers, "Most live timers one user may hold over all files (default 4194304)");
+
 /**
  * struct htw_file - one open file, one timer instance
- * @lock:     serialises the handshake and setup
- * @api_done: the handshake succeeded; set once under @lock, read without it
+ * @lock:     serialises setup, wheel creation, eventfd changes, reads and
+ *            drains (peek/consume pairs must not interleave)
+ * @wheel:    created on first use with @geo, then fixed until release;
+ *            published with smp_store_release(), read with
+ *            smp_load_acquire() and no lock
+ * @geo:      the geometry the wheel will have (HTW_IOC_SETUP), under @lock
+ * @wq:       readers and pollers waiting for expiry records
+ * @eventfd:  signalled on new records; RCU, changed under @lock
+ * @quota:    the owning user's live timer count
+ * @api_done: the handshake succeeded; set once under @lock
+ * @buf:      bounce buffer for reads and drains, under @lock
  */
 struct htw_file {
 	struct mutex lock;
+	struct htw_wheel *wheel;
+	struct htw_geometry geo;
+	wait_queue_head_t wq;
+	struct eventfd_ctx __rcu *eventfd;
+	struct htw_quota *quota;
 	bool api_done;
+	union {
+		struct htw_wheel_expiry rec[HTW_CHUNK / 8];
+		struct htw_wheel_unexpired unexp[HTW_CHUNK / 8];
+	} buf;
 };
 
-static bool htw_reserved_clear(const __u64 *reserved, size_t n)
+/* Per-user accounting of live timers, like inotify's max_user_watches. */
+struct htw_user {
+	struct htw_quota quota;
+	struct hlist_node node;
+	kuid_t uid;
+	refcount_t refs;
+};
+
+static DEFINE_HASHTABLE(htw_users, 6);
+static DEFINE_SPINLOCK(htw_users_lock);
+
+static struct htw_quota *htw_quota_get(void)
+{
+	kuid_t uid = current_uid();
+	struct htw_user *u, *fresh;
+
+	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
+	if (!fresh)
+		return NULL;
+	spin_lock(&htw_users_lock);
+	hash_for_each_possible(htw_users, u, node, __kuid_val(uid)) {
+		if (uid_eq(u->uid, uid) && refcount_inc_not_zero(&u->refs)) {
+			spin_unlock(&htw_users_lock);
+			kfree(fresh);
+			return &u->quota;
+		}
+	}
+	fresh->uid = uid;
+	refcount_set(&fresh->refs, 1);
+	atomic_long_set(&fresh->quota.used, 0);
+	fresh->quota.max = &max_user_timers;
+	hash_add(htw_users, &fresh->node, __kuid_val(uid));
+	spin_unlock(&htw_users_lock);
+	return &fresh->quota;
+}
+
+static void htw_quota_put(struct htw_quota *quota)
+{
+	struct htw_user *u = container_of(quota, struct htw_user, quota);
+
+	if (!refcount_dec_and_lock(&u->refs, &htw_users_lock))
+		return;
+	hash_del(&u->node);
+	spin_unlock(&htw_users_lock);
+	WARN_ON_ONCE(atomic_long_read(&u->quota.used));
+	kfree(u);
+}
+
+static bool htw_all_zero(const __u64 *v, size_t n)
 {
 	while (n--)
-		if (reserved[n])
+		if (v[n])
 			return false;
 	return true;
 }
@@ -44,8 +145,7 @@ int htw_api_negotiate(struct htw_api *api)
 {
 	if (api->api != HTW_API_VERSION || api->flags)
 		return -EINVAL;
-	if (api->ioctls ||
-	    !htw_reserved_clear(api->reserved, ARRAY_SIZE(api->reserved)))
+	if (!htw_all_zero(api->reserved, ARRAY_SIZE(api->reserved)))
 		return -EINVAL;
 	if (api->features & ~HTW_FEATURES_ALL)
 		return -EINVAL;
@@ -55,6 +155,39 @@ int htw_api_negotiate(struct htw_api *api)
 	return 0;
 }
 EXPORT_SYMBOL_NS_GPL(htw_api_negotiate, HTWHEEL);
+
+/* Called by the tick in softirq context when records became ready. */
+static void htw_file_ready(struct htw_wheel *wheel, void *owner)
+{
+	struct htw_file *hf = owner;
+	struct eventfd_ctx *efd;
+
+	wake_up_interruptible_poll(&hf->wq, EPOLLIN | EPOLLRDNORM);
+	rcu_read_lock();
+	efd = rcu_dereference(hf->eventfd);
+	if (efd)
+		htw_eventfd_signal(efd);
+	rcu_read_unlock();
+}
+
+/* The file's wheel, created with the current geometry on first use. */
+static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
+{
+	struct htw_wheel *wheel = smp_load_acquire(&hf->wheel);
+
+	if (wheel)
+		return wheel;
+	mutex_lock(&hf->lock);
+	wheel = hf->wheel;
+	if (!wheel) {
+		wheel = htw_wheel_create(&hf->geo, htw_file_ready, hf,
+					 GFP_KERNEL_ACCOUNT);
+		if (!IS_ERR(wheel))
+			smp_store_release(&hf->wheel, wheel);
+	}
+	mutex_unlock(&hf->lock);
+	return wheel;
+}
 
 static int htw_api(struct htw_file *hf, void __user *argp)
 {
@@ -76,11 +209,536 @@ static int htw_api(struct htw_file *hf, void __user *argp)
 		ret = -EFAULT;
 		goto out_unlock;
 	}
-	/* Pairs with the READ_ONCE() in htw_ioctl(). */
+	/* Pairs with the READ_ONCE() in htw_ioctl() and htw_read(). */
 	WRITE_ONCE(hf->api_done, true);
 out_unlock:
 	mutex_unlock(&hf->lock);
 	return ret;
+}
+
+static void htw_setup_answer(struct htw_setup *setup,
+			     const struct htw_geometry *geo)
+{
+	memset(setup, 0, sizeof(*setup));
+	setup->tick_ns = geo->tick_ns;
+	setup->slots = geo->slots;
+	setup->clockid = geo->clockid;
+	setup->max_pending = geo->max_pending;
+	setup->levels = geo->levels;
+}
+
+static int htw_setup(struct htw_file *hf, void __user *argp)
+{
+	struct htw_geometry geo = {};
+	struct htw_setup setup;
+	int ret;
+
+	if (copy_from_user(&setup, argp, sizeof(setup)))
+		return -EFAULT;
+	if (setup.flags ||
+	    !htw_all_zero(setup.reserved, ARRAY_SIZE(setup.reserved)))
+		return -EINVAL;
+	if (setup.clockid != CLOCK_MONOTONIC && setup.clockid != CLOCK_BOOTTIME)
+		return -EINVAL;
+	if (setup.max_pending > READ_ONCE(max_pending))
+		return -EINVAL;
+	geo.tick_ns = setup.tick_ns ?: READ_ONCE(default_tick_ns);
+	geo.slots = setup.slots ?: READ_ONCE(default_slots);
+	geo.clockid = setup.clockid;
+	geo.max_pending = setup.max_pending ?: READ_ONCE(max_pending);
+	geo.quota = hf->quota;
+	ret = htw_geometry_normalise(&geo);
+	if (ret)
+		return ret;
+	htw_setup_answer(&setup, &geo);
+
+	mutex_lock(&hf->lock);
+	if (hf->wheel) {
+		ret = -EBUSY;
+	} else if (copy_to_user(argp, &setup, sizeof(setup))) {
+		ret = -EFAULT;
+	} else {
+		hf->geo = geo;
+	}
+	mutex_unlock(&hf->lock);
+	return ret;
+}
+
+static int htw_copy_in_batch(void *dst, u64 uptr, size_t index, size_t n,
+			     size_t size)
+{
+	void __user *src = u64_to_user_ptr(uptr) + index * size;
+
+	return copy_from_user(dst, src, n * size) ? -EFAULT : 0;
+}
+
+static int htw_copy_out_batch(u64 uptr, size_t index, const void *src,
+			      size_t n, size_t size)
+{
+	void __user *dst = u64_to_user_ptr(uptr) + index * size;
+
+	return copy_to_user(dst, src, n * size) ? -EFAULT : 0;
+}
+
+/*
+ * First pass over a batch: read every entry and check it with @check
+ * before anything changes, so that a bad entry anywhere fails the whole
+ * call with nothing done.
+ */
+struct htw_check_ctx {
+	struct htw_wheel *wheel;
+	u64 now;
+};
+
+static int htw_batch_validate(void *buf, u64 uptr, u32 count, size_t size,
+			      int (*check)(const void *entry,
+					   const struct htw_check_ctx *ctx),
+			      const struct htw_check_ctx *ctx)
+{
+	u32 done, i;
+	int ret;
+
+	for (done = 0; done < count; done += HTW_CHUNK) {
+		u32 n = min_t(u32, count - done, HTW_CHUNK);
+
+		ret = htw_copy_in_batch(buf, uptr, done, n, size);
+		for (i = 0; !ret && i < n; i++)
+			ret = check(buf + i * size, ctx);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int htw_batch_header_check(u32 count, u64 uptr, size_t size)
+{
+	if (!count || count > HTW_BATCH_MAX)
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(uptr), array_size(count, size)))
+		return -EFAULT;
+	return 0;
+}
+
+static int htw_entry_to_spec(const struct htw_timer_entry *e,
+			     const struct htw_check_ctx *ctx,
+			     struct htw_timer_spec *spec)
+{
+	if (e->flags & ~HTW_TIMER_FLAGS_ALL || e->pad)
+		return -EINVAL;
+	spec->cookie = e->cookie;
+	spec->period_ns = e->period_ns;
+	spec->slack_ns = e->slack_ns;
+	if (e->flags & HTW_TIMER_ABSTIME)
+		spec->deadline_ns = e->expires;
+	else if (check_add_overflow(ctx->now, e->expires, &spec->deadline_ns))
+		return -EOVERFLOW;
+	return htw_wheel_check_spec(ctx->wheel, spec);
+}
+
+static int htw_timer_entry_check(const void *entry,
+				 const struct htw_check_ctx *ctx)
+{
+	struct htw_timer_spec spec;
+
+	return htw_entry_to_spec(entry, ctx, &spec);
+}
+
+/* Schedule a validated chunk; returns how many, or -errno if none. */
+static long htw_schedule_chunk(const struct htw_check_ctx *ctx,
+			       struct htw_timer_entry *e, u32 n)
+{
+	struct htw_timer_spec spec;
+	int ret = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		ret = htw_entry_to_spec(&e[i], ctx, &spec);
+		if (!ret)
+			ret = htw_wheel_schedule(ctx->wheel, &spec, &e[i].handle);
+		if (ret)
+			break;
+	}
+	/* Not "i ? i : ret": that would convert ret to unsigned. */
+	if (i)
+		return i;
+	return ret;
+}
+
+static void htw_unschedule(struct htw_wheel *wheel,
+			   const struct htw_timer_entry *e, u32 n)
+{
+	while (n--)
+		htw_wheel_cancel(wheel, e[n].handle);
+}
+
+/* Schedule every entry of a validated batch; returns how many. */
+static long htw_schedule_batch(const struct htw_check_ctx *ctx,
+			       struct htw_timer_entry *e, u64 uptr, u32 count)
+{
+	long ret = 0;
+	u32 done;
+
+	for (done = 0; done < count; done += ret) {
+		u32 n = min_t(u32, count - done, HTW_CHUNK);
+
+		ret = htw_copy_in_batch(e, uptr, done, n, sizeof(*e));
+		if (!ret)
+			ret = htw_schedule_chunk(ctx, e, n);
+		if (ret <= 0)
+			break;
+		/* Timers whose handles cannot be returned must not stay. */
+		if (htw_copy_out_batch(uptr, done, e, ret, sizeof(*e))) {
+			htw_unschedule(ctx->wheel, e, ret);
+			ret = -EFAULT;
+			break;
+		}
+		if (ret < n) {
+			done += ret;
+			break;
+		}
+	}
+	return done ? done : ret;
+}
+
+static long htw_schedule(struct htw_file *hf, void __user *argp)
+{
+	struct htw_schedule __user *ureq = argp;
+	struct htw_timer_entry *e;
+	struct htw_check_ctx ctx;
+	struct htw_schedule req;
+	long ret;
+
+	if (copy_from_user(&req, ureq, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || req.pad ||
+	    !htw_all_zero(req.reserved, ARRAY_SIZE(req.reserved)))
+		return -EINVAL;
+	ret = htw_batch_header_check(req.count, req.entries, sizeof(*e));
+	if (ret)
+		return ret;
+	ctx.wheel = htw_file_wheel(hf);
+	if (IS_ERR(ctx.wheel))
+		return PTR_ERR(ctx.wheel);
+	e = kmalloc_array(HTW_CHUNK, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+
+	/* One clock reading for the batch: its delays share one origin. */
+	ctx.now = htw_wheel_now(ctx.wheel);
+	ret = htw_batch_validate(e, req.entries, req.count, sizeof(*e),
+				 htw_timer_entry_check, &ctx);
+	if (!ret)
+		ret = htw_schedule_batch(&ctx, e, req.entries, req.count);
+	kfree(e);
+	/* The count is also the return value: a failed write-back loses nothing. */
+	if (ret > 0)
+		put_user((u32)ret, &ureq->done);
+	return ret;
+}
+
+static int htw_cancel_entry_check(const void *entry,
+				  const struct htw_check_ctx *ctx)
+{
+	const struct htw_cancel_entry *e = entry;
+
+	return e->pad ? -EINVAL : 0;
+}
+
+static long htw_cancel_batch(struct htw_wheel *wheel,
+			     struct htw_cancel_entry *e, u64 uptr, u32 count)
+{
+	u32 done, i, cancelled = 0;
+
+	for (done = 0; done < count; done += HTW_CHUNK) {
+		u32 n = min_t(u32, count - done, HTW_CHUNK);
+
+		if (htw_copy_in_batch(e, uptr, done, n, sizeof(*e)))
+			return -EFAULT;
+		for (i = 0; i < n; i++) {
+			e[i].result = htw_wheel_cancel(wheel, e[i].handle);
+			cancelled += e[i].result == HTW_WHEEL_CANCEL_OK;
+		}
+		if (htw_copy_out_batch(uptr, done, e, n, sizeof(*e)))
+			return -EFAULT;
+	}
+	return cancelled;
+}
+
+static long htw_cancel(struct htw_file *hf, void __user *argp)
+{
+	struct htw_cancel __user *ureq = argp;
+	struct htw_cancel_entry *e;
+	struct htw_wheel *wheel;
+	struct htw_cancel req;
+	long ret;
+
+	if (copy_from_user(&req, ureq, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || req.pad ||
+	    !htw_all_zero(req.reserved, ARRAY_SIZE(req.reserved)))
+		return -EINVAL;
+	ret = htw_batch_header_check(req.count, req.entries, sizeof(*e));
+	if (ret)
+		return ret;
+	wheel = htw_file_wheel(hf);
+	if (IS_ERR(wheel))
+		return PTR_ERR(wheel);
+	e = kmalloc_array(HTW_CHUNK, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+
+	ret = htw_batch_validate(e, req.entries, req.count, sizeof(*e),
+				 htw_cancel_entry_check, NULL);
+	if (!ret)
+		ret = htw_cancel_batch(wheel, e, req.entries, req.count);
+	kfree(e);
+	if (ret >= 0 && put_user((u32)ret, &ureq->cancelled))
+		return -EFAULT;
+	return ret < 0 ? ret : 0;
+}
+
+static long htw_drain(struct htw_file *hf, void __user *argp)
+{
+	struct htw_drain __user *ureq = argp;
+	struct htw_wheel_unexpired *kbuf;
+	struct htw_unexpired *out;
+	struct htw_wheel *wheel;
+	struct htw_drain req;
+	size_t n, i, total;
+	long ret = 0;
+
+	if (copy_from_user(&req, ureq, sizeof(req)))
+		return -EFAULT;
+	if (req.flags ||
+	    !htw_all_zero(req.reserved, ARRAY_SIZE(req.reserved)))
+		return -EINVAL;
+	if (req.count > HTW_BATCH_MAX || (!req.count && req.entries))
+		return -EINVAL;
+	/*
+	 * Make sure the whole destination is writable before cancelling
+	 * anything: a drain that cannot report must not happen.
+	 */
+	if (req.count && clear_user(u64_to_user_ptr(req.entries),
+				    array_size(req.count, sizeof(*out))))
+		return -EFAULT;
+	wheel = htw_file_wheel(hf);
+	if (IS_ERR(wheel))
+		return PTR_ERR(wheel);
+	kbuf = kvmalloc_array(max_t(u32, req.count, 1), sizeof(*kbuf), GFP_KERNEL);
+	out = kvmalloc_array(max_t(u32, req.count, 1), sizeof(*out), GFP_KERNEL);
+	if (!kbuf || !out) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	total = htw_wheel_drain(wheel, kbuf, req.count);
+	n = min_t(size_t, total, req.count);
+	memset(out, 0, n * sizeof(*out));
+	for (i = 0; i < n; i++) {
+		out[i].cookie = kbuf[i].cookie;
+		out[i].handle = kbuf[i].handle;
+		out[i].remaining_ns = kbuf[i].remaining_ns;
+	}
+	if (n && copy_to_user(u64_to_user_ptr(req.entries), out, n * sizeof(*out)))
+		ret = -EFAULT;
+	else if (put_user((u64)total, &ureq->drained))
+		ret = -EFAULT;
+out_free:
+	kvfree(out);
+	kvfree(kbuf);
+	return ret;
+}
+
+static void htw_stats_fill(struct htw_stats *st, const struct htw_geometry *geo,
+			   const struct htw_wheel_stats *ws)
+{
+	memset(st, 0, sizeof(*st));
+	st->clockid = geo->clockid;
+	st->tick_ns = geo->tick_ns;
+	st->slots = geo->slots;
+	st->levels = geo->levels;
+	st->max_pending = geo->max_pending;
+	if (!ws)
+		return;
+	st->pending = ws->pending;
+	st->ready = ws->ready;
+	st->scheduled = ws->scheduled;
+	st->fired = ws->fired;
+	st->cancelled = ws->cancelled;
+	st->cascaded = ws->cascaded;
+	st->tick_wakeups = ws->tick_wakeups;
+	st->max_late_ns = ws->max_late_ns;
+	BUILD_BUG_ON(ARRAY_SIZE(st->late_hist) != ARRAY_SIZE(ws->late_hist));
+	memcpy(st->late_hist, ws->late_hist, sizeof(st->late_hist));
+}
+
+/* Statistics of a file whose wheel may not exist yet. */
+static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
+{
+	struct htw_wheel *wheel = smp_load_acquire(&hf->wheel);
+	struct htw_wheel_stats ws;
+	struct htw_geometry geo;
+
+	if (!wheel) {
+		mutex_lock(&hf->lock);
+		geo = hf->geo;
+		mutex_unlock(&hf->lock);
+		htw_stats_fill(st, &geo, NULL);
+		return;
+	}
+	htw_wheel_geometry(wheel, &geo);
+	htw_wheel_get_stats(wheel, &ws);
+	htw_stats_fill(st, &geo, &ws);
+}
+
+static long htw_stats(struct htw_file *hf, void __user *argp)
+{
+	struct htw_stats st;
+	u32 flags;
+
+	if (get_user(flags, (u32 __user *)argp))
+		return -EFAULT;
+	if (flags)
+		return -EINVAL;
+	htw_file_stats(hf, &st);
+	return copy_to_user(argp, &st, sizeof(st)) ? -EFAULT : 0;
+}
+
+static void htw_eventfd_swap(struct htw_file *hf, struct eventfd_ctx *ctx)
+{
+	struct eventfd_ctx *old;
+
+	lockdep_assert_held(&hf->lock);
+	old = rcu_replace_pointer(hf->eventfd, ctx, lockdep_is_held(&hf->lock));
+	if (old) {
+		/* The tick may be signalling the old one right now. */
+		synchronize_rcu();
+		eventfd_ctx_put(old);
+	}
+}
+
+static long htw_set_eventfd(struct htw_file *hf, void __user *argp)
+{
+	struct eventfd_ctx *ctx = NULL;
+	struct htw_eventfd req;
+
+	if (copy_from_user(&req, argp, sizeof(req)))
+		return -EFAULT;
+	if (req.flags || req.reserved || req.fd < -1)
+		return -EINVAL;
+	if (req.fd >= 0) {
+		ctx = eventfd_ctx_fdget(req.fd);
+		if (IS_ERR(ctx))
+			return PTR_ERR(ctx);
+	}
+	mutex_lock(&hf->lock);
+	htw_eventfd_swap(hf, ctx);
+	mutex_unlock(&hf->lock);
+	return 0;
+}
+
+static bool htw_file_has_ready(struct htw_file *hf)
+{
+	struct htw_wheel *wheel = smp_load_acquire(&hf->wheel);
+
+	return wheel && htw_wheel_has_ready(wheel);
+}
+
+static void htw_expiry_to_user(struct htw_expiry *out,
+			       const struct htw_wheel_expiry *in)
+{
+	memset(out, 0, sizeof(*out));
+	out->cookie = in->cookie;
+	out->handle = in->handle;
+	out->deadline_ns = in->deadline_ns;
+	out->expired_ns = in->fired_ns;
+	out->overrun = in->overrun;
+	out->flags = in->flags & HTW_WHEEL_EXPIRY_PERIODIC ? HTW_EXPIRY_PERIODIC : 0;
+}
+
+/* Copy out up to @max records; the caller holds hf->lock. */
+static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
+			     char __user *buf, size_t max)
+{
+	struct htw_expiry out[8];
+	size_t n, i, done = 0;
+
+	lockdep_assert_held(&hf->lock);
+	while (done < max) {
+		n = htw_wheel_peek_ready(wheel, hf->buf.rec,
+					 min(max - done, ARRAY_SIZE(out)));
+		if (!n)
+			break;
+		for (i = 0; i < n; i++)
+			htw_expiry_to_user(&out[i], &hf->buf.rec[i]);
+		if (copy_to_user(buf + done * sizeof(*out), out, n * sizeof(*out)))
+			return done ? done : -EFAULT;
+		htw_wheel_consume_ready(wheel, hf->buf.rec, n);
+		done += n;
+	}
+	return done;
+}
+
+static ssize_t htw_read(struct file *file, char __user *buf, size_t count,
+			loff_t *ppos)
+{
+	struct htw_file *hf = file->private_data;
+	size_t max = count / sizeof(struct htw_expiry);
+	struct htw_wheel *wheel;
+	ssize_t ret;
+
+	if (!READ_ONCE(hf->api_done))
+		return -EBADFD;
+	if (!max)
+		return -EINVAL;
+	for (;;) {
+		if (mutex_lock_interruptible(&hf->lock))
+			return -ERESTARTSYS;
+		wheel = hf->wheel;
+		ret = wheel ? htw_read_some(hf, wheel, buf, max) : 0;
+		mutex_unlock(&hf->lock);
+		if (ret)
+			return ret < 0 ? ret : ret * sizeof(struct htw_expiry);
+		if (file->f_flags & O_NONBLOCK)
+			return -EAGAIN;
+		ret = wait_event_interruptible(hf->wq, htw_file_has_ready(hf));
+		if (ret)
+			return ret;
+	}
+}
+
+static __poll_t htw_poll(struct file *file, poll_table *wait)
+{
+	struct htw_file *hf = file->private_data;
+
+	/*
+	 * Register on the wait queue before looking: a record that becomes
+	 * ready after the look wakes us, one before it is seen by the look.
+	 */
+	poll_wait(file, &hf->wq, wait);
+	return htw_file_has_ready(hf) ? EPOLLIN | EPOLLRDNORM : 0;
+}
+
+static void htw_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct htw_file *hf = file->private_data;
+	struct htw_stats st;
+
+	htw_file_stats(hf, &st);
+	seq_printf(m, "htw-api:\t%d\n", READ_ONCE(hf->api_done));
+	seq_printf(m, "htw-clockid:\t%u\n", st.clockid);
+	seq_printf(m, "htw-tick-ns:\t%llu\n", st.tick_ns);
+	seq_printf(m, "htw-slots:\t%u\n", st.slots);
+	seq_printf(m, "htw-levels:\t%u\n", st.levels);
+	seq_printf(m, "htw-max-pending:\t%llu\n", st.max_pending);
+	seq_printf(m, "htw-pending:\t%llu\n", st.pending);
+	seq_printf(m, "htw-ready:\t%llu\n", st.ready);
+}
+
+/* Ioctls other than the handshake, as known to this file. */
+static bool htw_known_ioctl(unsigned int cmd)
+{
+	return _IOC_TYPE(cmd) == HTW_IOC_MAGIC && _IOC_NR(cmd) < 64 &&
+	       (HTW_IOCTLS_AFTER_API & BIT_ULL(_IOC_NR(cmd)));
 }
 
 static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long parm)
@@ -88,14 +746,25 @@ static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long parm)
 	struct htw_file *hf = file->private_data;
 	void __user *argp = (void __user *)parm;
 
-	if (cmd == HTW_IOC_API)
-		return htw_api(hf, argp);
-	if (_IOC_TYPE(cmd) != HTW_IOC_MAGIC)
-		return -ENOIOCTLCMD;
-	if (!READ_ONCE(hf->api_done))
+	if (cmd != HTW_IOC_API && htw_known_ioctl(cmd) &&
+	    !READ_ONCE(hf->api_done))
 		return -EBADFD;
 
 	switch (cmd) {
+	case HTW_IOC_API:
+		return htw_api(hf, argp);
+	case HTW_IOC_SETUP:
+		return htw_setup(hf, argp);
+	case HTW_IOC_SCHEDULE:
+		return htw_schedule(hf, argp);
+	case HTW_IOC_CANCEL:
+		return htw_cancel(hf, argp);
+	case HTW_IOC_DRAIN:
+		return htw_drain(hf, argp);
+	case HTW_IOC_STATS:
+		return htw_stats(hf, argp);
+	case HTW_IOC_SET_EVENTFD:
+		return htw_set_eventfd(hf, argp);
 	default:
 		return -ENOIOCTLCMD;
 	}
@@ -108,15 +777,40 @@ static int htw_open(struct inode *inode, struct file *file)
 	hf = kzalloc(sizeof(*hf), GFP_KERNEL_ACCOUNT);
 	if (!hf)
 		return -ENOMEM;
+	hf->quota = htw_quota_get();
+	if (!hf->quota) {
+		kfree(hf);
+		return -ENOMEM;
+	}
 	mutex_init(&hf->lock);
+	init_waitqueue_head(&hf->wq);
+	hf->geo.tick_ns = READ_ONCE(default_tick_ns);
+	hf->geo.slots = READ_ONCE(default_slots);
+	hf->geo.clockid = CLOCK_MONOTONIC;
+	hf->geo.max_pending = READ_ONCE(max_pending);
+	hf->geo.quota = hf->quota;
+	/* Module parameters may be nonsense: fall back to what always works. */
+	if (htw_geometry_normalise(&hf->geo)) {
+		hf->geo.tick_ns = NSEC_PER_MSEC;
+		hf->geo.slots = 512;
+		hf->geo.max_pending = min_t(u64, hf->geo.max_pending ?: 1, HTW_MAX_PENDING);
+		htw_geometry_normalise(&hf->geo);
+	}
 	file->private_data = hf;
-	return nonseekable_open(inode, file);
+	return stream_open(inode, file);
 }
 
 static int htw_release(struct inode *inode, struct file *file)
 {
 	struct htw_file *hf = file->private_data;
 
+	/* Stops the tick synchronously: no ready callback runs after this. */
+	if (hf->wheel)
+		htw_wheel_destroy(hf->wheel);
+	mutex_lock(&hf->lock);
+	htw_eventfd_swap(hf, NULL);
+	mutex_unlock(&hf->lock);
+	htw_quota_put(hf->quota);
 	mutex_destroy(&hf->lock);
 	kfree(hf);
 	return 0;
@@ -126,8 +820,11 @@ static const struct file_operations htw_fops = {
 	.owner		= THIS_MODULE,
 	.open		= htw_open,
 	.release	= htw_release,
+	.read		= htw_read,
+	.poll		= htw_poll,
 	.unlocked_ioctl	= htw_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
+	.show_fdinfo	= htw_show_fdinfo,
 };
 
 static struct miscdevice htw_misc = {
@@ -139,7 +836,21 @@ static struct miscdevice htw_misc = {
 
 int htw_dev_register(void)
 {
+	BUILD_BUG_ON(HTW_WHEEL_CANCEL_OK != HTW_CANCELLED);
+	BUILD_BUG_ON(HTW_WHEEL_CANCEL_FIRED != HTW_CANCEL_FIRED);
+	BUILD_BUG_ON(HTW_WHEEL_CANCEL_UNKNOWN != HTW_CANCEL_UNKNOWN);
+	BUILD_BUG_ON(HTW_LATE_BUCKETS != ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist));
 	BUILD_BUG_ON(sizeof(struct htw_api) != 64);
+	BUILD_BUG_ON(sizeof(struct htw_setup) != 64);
+	BUILD_BUG_ON(sizeof(struct htw_timer_entry) != 48);
+	BUILD_BUG_ON(sizeof(struct htw_schedule) != 48);
+	BUILD_BUG_ON(sizeof(struct htw_cancel_entry) != 16);
+	BUILD_BUG_ON(sizeof(struct htw_cancel) != 48);
+	BUILD_BUG_ON(sizeof(struct htw_unexpired) != 32);
+	BUILD_BUG_ON(sizeof(struct htw_drain) != 48);
+	BUILD_BUG_ON(sizeof(struct htw_stats) != 384);
+	BUILD_BUG_ON(sizeof(struct htw_eventfd) != 16);
+	BUILD_BUG_ON(sizeof(struct htw_expiry) != 48);
 	return misc_register(&htw_misc);
 }
 

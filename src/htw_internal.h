@@ -136,6 +136,7 @@ struct htw_wheel {
 	struct htw_bucket *buckets;	/* levels * slots */
 	unsigned long *occupied;	/* one bit per bucket */
 	struct htw_ids ids;
+	u32 handle_key;		/* scrambles the id half of handles */
 
 	atomic64_t live;	/* allocated timers, for max_pending */
 	atomic64_t pending;

@@ -4,6 +4,7 @@
  * cancel, the ready queue, drain and statistics.  The tick (hrtimer,
  * expiry, cascading) is in htw_tick.c.  Design: Documentation/htwheel-design.rst
  */
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/bitmap.h>
@@ -304,9 +305,19 @@ static void htw_ids_free(struct htw_ids *ids)
 	mutex_destroy(&ids->grow_lock);
 }
 
-static u64 htw_handle(const struct htw_timer *t)
+/*
+ * The index half is scrambled with a per-wheel key: handles of another
+ * wheel then decode to ids this wheel almost surely never issued, so a
+ * foreign handle is refused instead of naming one of our timers.
+ */
+static u64 htw_handle(const struct htw_wheel *w, const struct htw_timer *t)
 {
-	return (u64)t->gen << 32 | t->id;
+	return (u64)t->gen << 32 | (t->id ^ w->handle_key);
+}
+
+static u32 htw_handle_id(const struct htw_wheel *w, u64 handle)
+{
+	return (u32)handle ^ w->handle_key;
 }
 
 /*
@@ -329,6 +340,23 @@ static bool htw_timer_is(struct htw_wheel *w, struct htw_timer *t, u32 id,
 
 /* ---- timer lifetime ---- */
 
+static int htw_quota_charge(struct htw_quota *q)
+{
+	if (!q)
+		return 0;
+	if (atomic_long_inc_return(&q->used) > (long)READ_ONCE(*q->max)) {
+		atomic_long_dec(&q->used);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+static void htw_quota_uncharge(struct htw_quota *q)
+{
+	if (q)
+		atomic_long_dec(&q->used);
+}
+
 static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 {
 	struct htw_timer *t;
@@ -339,14 +367,17 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 		ret = -ENOSPC;
 		goto undo_live;
 	}
+	ret = htw_quota_charge(w->geo.quota);
+	if (ret)
+		goto undo_live;
 	ret = -ENOMEM;
 	t = kmem_cache_alloc(htw_timer_cache, GFP_KERNEL);
 	if (!t)
-		goto undo_live;
+		goto undo_quota;
 	ret = htw_id_get(&w->ids, &id, &gen);
 	if (ret) {
 		kmem_cache_free(htw_timer_cache, t);
-		goto undo_live;
+		goto undo_quota;
 	}
 	t->id = id;
 	t->gen = gen;
@@ -355,6 +386,8 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 	atomic_long_inc(&htw_timers_total);
 	return t;
 
+undo_quota:
+	htw_quota_uncharge(w->geo.quota);
 undo_live:
 	atomic64_dec(&w->live);
 	return ERR_PTR(ret);
@@ -366,6 +399,7 @@ static void htw_timer_free(struct htw_wheel *w, struct htw_timer *t)
 	WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
 	htw_id_put(&w->ids, t->id, t->gen);
 	kmem_cache_free(htw_timer_cache, t);
+	htw_quota_uncharge(w->geo.quota);
 	atomic64_dec(&w->live);
 	atomic_long_dec(&htw_timers_total);
 }
@@ -437,13 +471,22 @@ static void htw_insert(struct htw_wheel *w, struct htw_timer *t)
 		htw_arm_at_most(w, point);
 }
 
+int htw_wheel_check_spec(const struct htw_wheel *wheel,
+			 const struct htw_timer_spec *spec)
+{
+	if (spec->period_ns && spec->period_ns < wheel->geo.tick_ns)
+		return -EINVAL;
+	return 0;
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_check_spec, HTWHEEL);
+
 int htw_wheel_schedule(struct htw_wheel *wheel,
 		       const struct htw_timer_spec *spec, u64 *handle)
 {
 	struct htw_timer *t;
 
 	might_sleep();
-	if (spec->period_ns && spec->period_ns < wheel->geo.tick_ns)
+	if (htw_wheel_check_spec(wheel, spec))
 		return -EINVAL;
 	if (atomic64_read(&wheel->live) >= wheel->geo.max_pending)
 		return -ENOSPC;
@@ -456,7 +499,7 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 	t->slack_shift = htw_slack_shift(wheel, spec->slack_ns);
 	t->expires = htw_expiry_tick(wheel, t->deadline_ns, t->slack_shift);
 	t->where = htw_where(HTW_TRANSIT, 0);
-	*handle = htw_handle(t);
+	*handle = htw_handle(wheel, t);
 	atomic64_inc(&wheel->pending);
 	atomic64_inc(&wheel->scheduled);
 	htw_insert(wheel, t);
@@ -493,12 +536,12 @@ static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
 
 	spin_lock_bh(&w->ready_lock);
 	if (htw_timer_is(w, t, id, gen, htw_where(HTW_READY, 0))) {
-		ret = HTW_CANCEL_FIRED;
+		ret = HTW_WHEEL_CANCEL_FIRED;
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED)) {
 			t->flags |= HTW_TF_CANCELLED;
 			atomic64_dec(&w->pending);
 			atomic64_inc(&w->cancelled);
-			ret = HTW_CANCEL_OK;
+			ret = HTW_WHEEL_CANCEL_OK;
 		}
 	}
 	spin_unlock_bh(&w->ready_lock);
@@ -507,8 +550,8 @@ static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
 
 enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 {
-	u32 id = (u32)handle, gen = handle >> 32;
-	enum htw_cancel_status ret = HTW_CANCEL_UNKNOWN;
+	u32 id = htw_handle_id(wheel, handle), gen = handle >> 32;
+	enum htw_cancel_status ret = HTW_WHEEL_CANCEL_UNKNOWN;
 	bool tick_locked = false;
 	struct htw_timer *t;
 	u32 where;
@@ -523,7 +566,7 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 		switch (htw_where_state(where)) {
 		case HTW_PENDING:
 			if (htw_cancel_pending(wheel, t, id, gen, where)) {
-				ret = HTW_CANCEL_OK;
+				ret = HTW_WHEEL_CANCEL_OK;
 				goto out;
 			}
 			continue;	/* moved under us: look again */
@@ -596,7 +639,7 @@ static u32 htw_overrun(const struct htw_timer *t, u64 now)
 }
 
 size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
-			    struct htw_expiry *out, size_t max)
+			    struct htw_wheel_expiry *out, size_t max)
 {
 	u64 now = htw_wheel_now(wheel);
 	struct htw_timer *t;
@@ -606,13 +649,13 @@ size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 	hlist_for_each_entry(t, &wheel->ready_head, node) {
 		if (n == max)
 			break;
-		out[n] = (struct htw_expiry) {
+		out[n] = (struct htw_wheel_expiry) {
 			.cookie = t->cookie,
-			.handle = htw_handle(t),
+			.handle = htw_handle(wheel, t),
 			.deadline_ns = t->deadline_ns,
 			.fired_ns = t->fired_ns,
 			.overrun = htw_overrun(t, now),
-			.flags = t->period_ns ? HTW_EXPIRY_PERIODIC : 0,
+			.flags = t->period_ns ? HTW_WHEEL_EXPIRY_PERIODIC : 0,
 		};
 		n++;
 	}
@@ -648,7 +691,7 @@ static bool htw_rearm_periodic(struct htw_wheel *w, struct htw_timer *t,
 }
 
 void htw_wheel_consume_ready(struct htw_wheel *wheel,
-			     const struct htw_expiry *recs, size_t n)
+			     const struct htw_wheel_expiry *recs, size_t n)
 {
 	HLIST_HEAD(done);
 	struct htw_timer *t;
@@ -661,7 +704,7 @@ void htw_wheel_consume_ready(struct htw_wheel *wheel,
 		t = htw_dequeue_ready_locked(wheel);
 		if (WARN_ON_ONCE(!t))
 			break;
-		WARN_ON_ONCE(htw_handle(t) != recs[i].handle);
+		WARN_ON_ONCE(htw_handle(wheel, t) != recs[i].handle);
 		atomic64_add(recs[i].overrun, &wheel->fired);
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED) &&
 		    htw_rearm_periodic(wheel, t, recs[i].overrun))
@@ -689,14 +732,15 @@ EXPORT_SYMBOL_NS_GPL(htw_wheel_has_ready, HTWHEEL);
 
 /* ---- drain ---- */
 
-static void htw_describe(const struct htw_timer *t, u64 now,
-			 struct htw_unexpired *out, size_t max, size_t n)
+static void htw_describe(const struct htw_wheel *w,
+			 const struct htw_timer *t, u64 now,
+			 struct htw_wheel_unexpired *out, size_t max, size_t n)
 {
 	if (n >= max)
 		return;
-	out[n] = (struct htw_unexpired) {
+	out[n] = (struct htw_wheel_unexpired) {
 		.cookie = t->cookie,
-		.handle = htw_handle(t),
+		.handle = htw_handle(w, t),
 		.remaining_ns = t->deadline_ns > now ? t->deadline_ns - now : 0,
 	};
 }
@@ -718,7 +762,7 @@ static void htw_take_bucket(struct htw_wheel *w, u32 bucket,
 }
 
 static size_t htw_drain_buckets(struct htw_wheel *w, u64 now,
-				struct htw_unexpired *out, size_t max)
+				struct htw_wheel_unexpired *out, size_t max)
 {
 	u32 nbuckets = w->geo.levels * w->geo.slots;
 	struct hlist_node *tmp;
@@ -732,7 +776,7 @@ static size_t htw_drain_buckets(struct htw_wheel *w, u64 now,
 		htw_take_bucket(w, b, &list);
 		hlist_for_each_entry_safe(t, tmp, &list, node) {
 			hlist_del(&t->node);
-			htw_describe(t, now, out, max, n++);
+			htw_describe(w, t, now, out, max, n++);
 			htw_timer_free(w, t);
 		}
 	}
@@ -740,7 +784,7 @@ static size_t htw_drain_buckets(struct htw_wheel *w, u64 now,
 }
 
 static size_t htw_drain_ready(struct htw_wheel *w, u64 now,
-			      struct htw_unexpired *out, size_t max, size_t n)
+			      struct htw_wheel_unexpired *out, size_t max, size_t n)
 {
 	struct htw_timer *t;
 	u64 next;
@@ -754,9 +798,9 @@ static size_t htw_drain_ready(struct htw_wheel *w, u64 now,
 		if (next < t->deadline_ns)
 			next = U64_MAX;
 		if (n < max)
-			out[n] = (struct htw_unexpired) {
+			out[n] = (struct htw_wheel_unexpired) {
 				.cookie = t->cookie,
-				.handle = htw_handle(t),
+				.handle = htw_handle(w, t),
 				.remaining_ns = next > now ? next - now : 0,
 			};
 		n++;
@@ -766,7 +810,7 @@ static size_t htw_drain_ready(struct htw_wheel *w, u64 now,
 }
 
 size_t htw_wheel_drain(struct htw_wheel *wheel,
-		       struct htw_unexpired *out, size_t max)
+		       struct htw_wheel_unexpired *out, size_t max)
 {
 	u64 now = htw_wheel_now(wheel);
 	size_t n;
@@ -845,6 +889,7 @@ static struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 		kfree(w);
 		return ERR_PTR(-EINVAL);
 	}
+	w->handle_key = get_random_u32();
 	w->slot_bits = ilog2(w->geo.slots);
 	w->slot_mask = w->geo.slots - 1;
 	w->ready = ready;
@@ -932,7 +977,7 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 
 	spin_lock_bh(&w->tick_lock);	/* no run, nothing in transit */
 	rcu_read_lock();
-	t = htw_id_lookup(&w->ids, (u32)handle);
+	t = htw_id_lookup(&w->ids, htw_handle_id(w, handle));
 	if (t && t->gen == handle >> 32) {
 		where = READ_ONCE(t->where);
 		bucket = where & HTW_WHERE_BUCKET_MASK;

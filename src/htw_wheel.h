@@ -26,6 +26,16 @@
 
 struct htw_wheel;
 
+/*
+ * A limit on live timers shared by several wheels (the device keeps one per
+ * user, like inotify's max_user_watches).  @max is read at every charge,
+ * so a new limit applies at once to later schedules.
+ */
+struct htw_quota {
+	atomic_long_t used;
+	const unsigned long *max;
+};
+
 /* Geometry and limits of one wheel, normalised by htw_wheel_create(). */
 struct htw_geometry {
 	u64 tick_ns;		/* >= HTW_MIN_TICK_NS */
@@ -33,6 +43,7 @@ struct htw_geometry {
 	u32 levels;		/* derived: enough levels to cover any u64 delay */
 	clockid_t clockid;	/* CLOCK_MONOTONIC or CLOCK_BOOTTIME */
 	u64 max_pending;	/* limit on live timers (pending + queued) */
+	struct htw_quota *quota; /* optional: charged one per live timer */
 };
 
 #define HTW_MIN_TICK_NS		(10 * NSEC_PER_USEC)
@@ -50,7 +61,7 @@ struct htw_timer_spec {
 };
 
 /* One expiry handed back to the owner of the wheel. */
-struct htw_expiry {
+struct htw_wheel_expiry {
 	u64 cookie;
 	u64 handle;
 	u64 deadline_ns;	/* the deadline that expired */
@@ -59,10 +70,10 @@ struct htw_expiry {
 	u32 flags;		/* HTW_EXPIRY_* */
 };
 
-#define HTW_EXPIRY_PERIODIC	0x1
+#define HTW_WHEEL_EXPIRY_PERIODIC	0x1
 
 /* One timer that never ran, as handed back by htw_wheel_drain(). */
-struct htw_unexpired {
+struct htw_wheel_unexpired {
 	u64 cookie;
 	u64 handle;
 	u64 remaining_ns;	/* deadline minus now, 0 if already due */
@@ -70,9 +81,9 @@ struct htw_unexpired {
 
 /* Results of htw_wheel_cancel(). */
 enum htw_cancel_status {
-	HTW_CANCEL_OK = 0,	/* was pending; will never be delivered */
-	HTW_CANCEL_FIRED = 1,	/* already expired; its record is queued or read */
-	HTW_CANCEL_UNKNOWN = 2,	/* no such timer: stale, foreign or garbage */
+	HTW_WHEEL_CANCEL_OK = 0,	/* was pending; will never be delivered */
+	HTW_WHEEL_CANCEL_FIRED = 1,	/* already expired; its record is queued or read */
+	HTW_WHEEL_CANCEL_UNKNOWN = 2,	/* no such timer: stale, foreign or garbage */
 };
 
 struct htw_wheel_stats {
@@ -116,12 +127,15 @@ u64 htw_wheel_now(const struct htw_wheel *wheel);
 
 /*
  * Process context, may sleep.  Returns 0 and sets *handle, or
- * -ENOSPC (max_pending live timers already), -ENOMEM, or -EINVAL
- * (period_ns non-zero but shorter than the tick).  On error nothing
- * changed, statistics included.  Never blocks on the tick.
+ * -ENOSPC (max_pending live timers already), -EDQUOT (the quota is
+ * used up), -ENOMEM, or -EINVAL (htw_wheel_check_spec()).  On error
+ * nothing changed, statistics included.  Never blocks on the tick.
  */
 int htw_wheel_schedule(struct htw_wheel *wheel,
 		       const struct htw_timer_spec *spec, u64 *handle);
+/* -EINVAL for a spec this wheel would refuse whatever its state. */
+int htw_wheel_check_spec(const struct htw_wheel *wheel,
+			 const struct htw_timer_spec *spec);
 /*
  * Any handle value is safe to pass.  A one-shot's handle is UNKNOWN once
  * its record was consumed; a periodic timer's stays FIRED while a record
@@ -140,9 +154,9 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle);
  * that accrue between peek and consume stay queued for the next read.
  */
 size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
-			    struct htw_expiry *out, size_t max);
+			    struct htw_wheel_expiry *out, size_t max);
 void htw_wheel_consume_ready(struct htw_wheel *wheel,
-			     const struct htw_expiry *recs, size_t n);
+			     const struct htw_wheel_expiry *recs, size_t n);
 bool htw_wheel_has_ready(struct htw_wheel *wheel);
 
 /*
@@ -150,7 +164,7 @@ bool htw_wheel_has_ready(struct htw_wheel *wheel);
  * Returns the number cancelled (may exceed @max).  Ready records stay.
  */
 size_t htw_wheel_drain(struct htw_wheel *wheel,
-		       struct htw_unexpired *out, size_t max);
+		       struct htw_wheel_unexpired *out, size_t max);
 
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st);
 

@@ -33,7 +33,6 @@ struct htw_api_bad_case {
 static void spoil_version_zero(struct htw_api *api) { api->api = 0; }
 static void spoil_version_next(struct htw_api *api) { api->api = HTW_API_VERSION + 1; }
 static void spoil_flags(struct htw_api *api) { api->flags = 1; }
-static void spoil_ioctls(struct htw_api *api) { api->ioctls = 1; }
 static void spoil_first_reserved(struct htw_api *api) { api->reserved[0] = 1; }
 static void spoil_last_reserved(struct htw_api *api)
 {
@@ -49,7 +48,6 @@ static const struct htw_api_bad_case htw_api_bad_cases[] = {
 	{ "version 0", spoil_version_zero },
 	{ "next version", spoil_version_next },
 	{ "flags", spoil_flags },
-	{ "ioctls set on input", spoil_ioctls },
 	{ "reserved[0]", spoil_first_reserved },
 	{ "last reserved", spoil_last_reserved },
 	{ "unknown feature", spoil_unknown_feature },

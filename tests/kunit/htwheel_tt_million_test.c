@@ -49,14 +49,14 @@ static void htwheel_tt_million_schedule_cancel(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + HTW_MILLION);
 
 	for (i = 0; i < HTW_MILLION; i++)
-		ok += htw_wheel_cancel(w, handles[i]) == HTW_CANCEL_OK;
+		ok += htw_wheel_cancel(w, handles[i]) == HTW_WHEEL_CANCEL_OK;
 	htw_wheel_get_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, ok, HTW_MILLION);
 	KUNIT_EXPECT_EQ(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, st.cancelled, HTW_MILLION);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
 	/* every handle is dead now */
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, handles[0]), HTW_CANCEL_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, handles[0]), HTW_WHEEL_CANCEL_UNKNOWN);
 	htw_wheel_destroy(w);
 	vfree(handles);
 	rcu_barrier();	/* the slab frees are RCU-deferred in this kernel */

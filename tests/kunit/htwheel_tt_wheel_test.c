@@ -50,7 +50,7 @@ static void htw_tt_sleep_until(struct htw_wheel *w, u64 until)
 
 static void htw_tt_collect(struct htw_wheel *w)
 {
-	struct htw_expiry rec[HTW_TT_TIMERS];
+	struct htw_wheel_expiry rec[HTW_TT_TIMERS];
 	size_t n, i;
 
 	n = htw_wheel_peek_ready(w, rec, HTW_TT_TIMERS);

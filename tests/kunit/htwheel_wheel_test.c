@@ -78,7 +78,7 @@ static u64 htw_t_sched(struct kunit *test, struct htw_wheel *w, u64 cookie,
  * against the never-early rule.
  */
 static size_t htw_t_take(struct kunit *test, struct htw_wheel *w,
-			 struct htw_expiry *out, size_t max)
+			 struct htw_wheel_expiry *out, size_t max)
 {
 	size_t n = htw_wheel_peek_ready(w, out, max), i;
 
@@ -217,7 +217,7 @@ static void htw_t_expect_at(struct kunit *test, struct htw_wheel *w, u64 h,
 static void htwheel_placement_350ms_in_slot_4(struct kunit *test)
 {
 	struct htw_wheel *w = htw_t_manual(test, 100 * MS, 8, 16, 0);
-	struct htw_expiry rec;
+	struct htw_wheel_expiry rec;
 	u64 h;
 
 	h = htw_t_sched(test, w, 1, 350 * MS, 0, 0);
@@ -242,7 +242,7 @@ static void htwheel_placement_900ms_one_round(struct kunit *test)
 {
 	struct htw_wheel *w = htw_t_manual(test, 100 * MS, 8, 16, 0);
 	struct htw_wheel_stats st;
-	struct htw_expiry rec;
+	struct htw_wheel_expiry rec;
 	u64 h, tick;
 
 	htw_t_at(w, 200 * MS);		/* the wheel is at slot 2 */
@@ -290,7 +290,7 @@ static void htwheel_placement_level_boundaries(struct kunit *test)
 	struct htw_geometry geo = htw_t_geo(c->tick_ns, c->slots, 1);
 	static const s64 offs[] = { -1, 0, 1 };
 	u64 *deadlines, *handles, boundary, prev_e = 0;
-	struct htw_expiry rec[8];
+	struct htw_wheel_expiry rec[8];
 	struct htw_placement p;
 	struct htw_wheel *w;
 	u32 l, level, index, n = 0, i, j, k, b;
@@ -410,7 +410,7 @@ static void htwheel_sweep_random(struct kunit *test)
 {
 	const struct htw_geo_case *c = test->param_value;
 	const u64 start = 1000 * c->tick_ns + 12345;
-	struct htw_expiry *recs;
+	struct htw_wheel_expiry *recs;
 	struct htw_wheel_stats st;
 	struct rnd_state rnd;
 	struct htw_wheel *w;
@@ -497,8 +497,8 @@ static void htwheel_cancel_before_fire(struct kunit *test)
 	u64 h;
 
 	h = htw_t_sched(test, w, 1, 5 * MS, 0, 0);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_OK);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_OK);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_UNKNOWN);
 	htw_t_at(w, 10 * MS);
 	KUNIT_EXPECT_FALSE(test, htw_wheel_has_ready(w));
 	htw_t_stats(w, &st);
@@ -510,17 +510,17 @@ static void htwheel_cancel_before_fire(struct kunit *test)
 static void htwheel_cancel_after_fire(struct kunit *test)
 {
 	struct htw_wheel *w = htw_t_manual(test, MS, 64, 16, 0);
-	struct htw_expiry rec;
+	struct htw_wheel_expiry rec;
 	u64 h;
 
 	h = htw_t_sched(test, w, 1, 5 * MS, 0, 0);
 	htw_t_at(w, 5 * MS);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_FIRED);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_FIRED);
 	/* the record is still delivered */
 	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, &rec, 1), 1);
 	KUNIT_EXPECT_EQ(test, rec.handle, h);
 	/* consumed: the wheel forgot it */
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_UNKNOWN);
 }
 
 /* A reused handle slot gets a new generation; the old handle is dead. */
@@ -530,12 +530,12 @@ static void htwheel_cancel_stale_handle(struct kunit *test)
 	u64 a, b;
 
 	a = htw_t_sched(test, w, 1, 5 * MS, 0, 0);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, a), HTW_CANCEL_OK);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, a), HTW_WHEEL_CANCEL_OK);
 	b = htw_t_sched(test, w, 2, 6 * MS, 0, 0);
 	KUNIT_EXPECT_EQ(test, (u32)a, (u32)b);	/* same slot, reused */
 	KUNIT_EXPECT_NE(test, a, b);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, a), HTW_CANCEL_UNKNOWN);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, b), HTW_CANCEL_OK);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, a), HTW_WHEEL_CANCEL_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, b), HTW_WHEEL_CANCEL_OK);
 }
 
 static void htwheel_cancel_garbage_and_foreign(struct kunit *test)
@@ -555,37 +555,41 @@ static void htwheel_cancel_garbage_and_foreign(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(junk); i++)
 		if (junk[i] != h)
 			KUNIT_EXPECT_EQ_MSG(test, htw_wheel_cancel(w, junk[i]),
-					    HTW_CANCEL_UNKNOWN, "%llx", junk[i]);
-	/* same slot number and generation in another wheel: not ours */
-	KUNIT_EXPECT_EQ(test, ho, h);
+					    HTW_WHEEL_CANCEL_UNKNOWN, "%llx", junk[i]);
+	/*
+	 * Same slot and generation in another wheel, but each wheel scrambles
+	 * its handles: the other wheel's handle is not one of ours.
+	 */
+	KUNIT_EXPECT_NE(test, ho, h);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, ho), HTW_WHEEL_CANCEL_UNKNOWN);
 	htw_t_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, 1);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(other, ho), HTW_CANCEL_OK);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(other, h), HTW_CANCEL_UNKNOWN);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_OK);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(other, ho), HTW_WHEEL_CANCEL_OK);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(other, h), HTW_WHEEL_CANCEL_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_OK);
 }
 
 static void htwheel_cancel_periodic(struct kunit *test)
 {
 	struct htw_wheel *w = htw_t_manual(test, MS, 64, 16, 0);
 	struct htw_wheel_stats st;
-	struct htw_expiry rec;
+	struct htw_wheel_expiry rec;
 	u64 h;
 
 	/* pending periodic: cancelled outright */
 	h = htw_t_sched(test, w, 1, 5 * MS, 10 * MS, 0);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_OK);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_OK);
 	/* with a record queued: future periods stop, the record stays */
 	h = htw_t_sched(test, w, 2, 5 * MS, 10 * MS, 0);
 	htw_t_at(w, 5 * MS);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_OK);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_FIRED);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_OK);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_FIRED);
 	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, &rec, 1), 1);
 	KUNIT_EXPECT_EQ(test, rec.cookie, 2);
-	KUNIT_EXPECT_EQ(test, rec.flags, HTW_EXPIRY_PERIODIC);
+	KUNIT_EXPECT_EQ(test, rec.flags, HTW_WHEEL_EXPIRY_PERIODIC);
 	htw_t_at(w, 100 * MS);
 	KUNIT_EXPECT_FALSE(test, htw_wheel_has_ready(w));
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_UNKNOWN);
 	htw_t_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, st.cancelled, 2);
@@ -613,7 +617,7 @@ static void htwheel_periodic_keeps_phase(struct kunit *test)
 	const u64 start = 777 * US, period = MS, first = start + MS + 37 * US;
 	struct htw_wheel *w = htw_t_manual(test, 100 * US, 64, 4, start);
 	struct htw_wheel_stats st;
-	struct htw_expiry rec;
+	struct htw_wheel_expiry rec;
 	u64 k = 0, armed;
 
 	htw_t_sched(test, w, 42, first, period, 0);
@@ -644,7 +648,7 @@ static void htwheel_periodic_overrun(struct kunit *test)
 	const u64 period = MS, first = 2 * MS;
 	struct htw_wheel *w = htw_t_manual(test, 100 * US, 64, 4, 0);
 	struct htw_wheel_stats st;
-	struct htw_expiry rec[2];
+	struct htw_wheel_expiry rec[2];
 	u64 t;
 
 	htw_t_sched(test, w, 7, first, period, 0);
@@ -689,7 +693,7 @@ static void htwheel_limits_enospc_and_einval(struct kunit *test)
 	struct htw_wheel *w = htw_t_manual(test, MS, 8, 4, 0);
 	struct htw_timer_spec spec = { .deadline_ns = 10 * MS };
 	struct htw_wheel_stats before;
-	struct htw_expiry rec[4];
+	struct htw_wheel_expiry rec[4];
 	u64 h = 0, handles[4];
 	int i;
 
@@ -715,8 +719,8 @@ static void htwheel_limits_enospc_and_einval(struct kunit *test)
 	htw_t_expect_same_stats(test, w, &before);
 	spec.period_ns = 0;
 	KUNIT_EXPECT_EQ(test, htw_wheel_schedule(w, &spec, &h), 0);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_OK);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, handles[0]), HTW_CANCEL_UNKNOWN);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_OK);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, handles[0]), HTW_WHEEL_CANCEL_UNKNOWN);
 }
 
 static struct kunit_case htwheel_limits_cases[] = {
@@ -755,7 +759,7 @@ static u32 htw_t_distinct(u64 *v, u32 n)
 static void htwheel_slack_coalesces(struct kunit *test)
 {
 	const u64 tick = MS, slack_ticks = 15, n = 128;
-	struct htw_expiry *rec = kunit_kcalloc(test, n, sizeof(*rec), GFP_KERNEL);
+	struct htw_wheel_expiry *rec = kunit_kcalloc(test, n, sizeof(*rec), GFP_KERNEL);
 	u64 *fired = kunit_kcalloc(test, n, sizeof(*fired), GFP_KERNEL);
 	struct htw_wheel *w;
 	u64 slack, i, got;
@@ -805,8 +809,8 @@ static struct kunit_suite htwheel_slack_suite = {
 static void htwheel_drain_returns_unexpired(struct kunit *test)
 {
 	struct htw_wheel *w = htw_t_manual(test, MS, 64, 32, 0);
-	struct htw_unexpired *out = kunit_kcalloc(test, 3, sizeof(*out), GFP_KERNEL);
-	struct htw_expiry *rec = kunit_kcalloc(test, 8, sizeof(*rec), GFP_KERNEL);
+	struct htw_wheel_unexpired *out = kunit_kcalloc(test, 3, sizeof(*out), GFP_KERNEL);
+	struct htw_wheel_expiry *rec = kunit_kcalloc(test, 8, sizeof(*rec), GFP_KERNEL);
 	struct htw_wheel_stats st;
 	u64 i;
 	size_t n;
@@ -915,7 +919,7 @@ static void htwheel_lifetime_many(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.pending, n);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + n);
 	for (i = 0; i < n; i++)
-		ok += htw_wheel_cancel(w, handles[i]) == HTW_CANCEL_OK;
+		ok += htw_wheel_cancel(w, handles[i]) == HTW_WHEEL_CANCEL_OK;
 	KUNIT_EXPECT_EQ(test, ok, n);
 	htw_t_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, 0);
@@ -1001,7 +1005,7 @@ static void htwheel_realtime_idle_no_wakeups(struct kunit *test)
 	msleep(200);
 	htw_wheel_get_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.tick_wakeups, wakeups);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_CANCEL_FIRED);
+	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h), HTW_WHEEL_CANCEL_FIRED);
 }
 
 /*
@@ -1012,7 +1016,7 @@ static void htwheel_realtime_never_early(struct kunit *test)
 {
 	const u32 n = 200;
 	struct htw_t_waiter *wt = kunit_kzalloc(test, sizeof(*wt), GFP_KERNEL);
-	struct htw_expiry *recs = kunit_kcalloc(test, n, sizeof(*recs), GFP_KERNEL);
+	struct htw_wheel_expiry *recs = kunit_kcalloc(test, n, sizeof(*recs), GFP_KERNEL);
 	struct htw_wheel_stats st;
 	struct rnd_state rnd;
 	struct htw_wheel *w;
@@ -1053,7 +1057,7 @@ static void htwheel_realtime_never_early(struct kunit *test)
 static void htwheel_realtime_tickless(struct kunit *test)
 {
 	struct htw_t_waiter *wt = kunit_kzalloc(test, sizeof(*wt), GFP_KERNEL);
-	struct htw_expiry *recs = kunit_kcalloc(test, 10, sizeof(*recs), GFP_KERNEL);
+	struct htw_wheel_expiry *recs = kunit_kcalloc(test, 10, sizeof(*recs), GFP_KERNEL);
 	struct htw_wheel_stats st;
 	struct htw_wheel *w;
 	u64 now, i;
@@ -1099,7 +1103,7 @@ static int htw_t_worker_fn(void *arg)
 		if (wk->err)
 			break;
 		wk->scheduled++;
-		if (i % 2 && htw_wheel_cancel(wk->w, h) == HTW_CANCEL_OK)
+		if (i % 2 && htw_wheel_cancel(wk->w, h) == HTW_WHEEL_CANCEL_OK)
 			wk->cancelled_ok++;
 		if (i % 64 == 0)
 			usleep_range(100, 200);
@@ -1113,7 +1117,7 @@ static void htwheel_realtime_concurrent(struct kunit *test)
 {
 	struct htw_t_waiter *wt = kunit_kzalloc(test, sizeof(*wt), GFP_KERNEL);
 	struct htw_t_worker wk[2] = {};
-	struct htw_expiry *recs;
+	struct htw_wheel_expiry *recs;
 	struct htw_wheel_stats st;
 	struct task_struct *task;
 	struct htw_wheel *w;

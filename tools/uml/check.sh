@@ -12,12 +12,12 @@ runs=$HTW_TOP/build/runs
 boots=("$runs/check-rt")
 htw_log "booting UML: KUnit suites and device tests (real time)"
 "$HTW_TOP/tools/uml/boot.sh" debug "$HTW_TOP/tools/uml/stage-tests.sh" \
-	"$runs/check-rt" htw_set=rt
+	"$runs/check-rt" htw_set=rt slab_nomerge
 if [ -f "$(htw_modobj debug)/htwheel_kunit_tt.ko" ] ||
 	compgen -G "$HTW_TOP/build/tests/*_tt_test" >/dev/null; then
 	htw_log "booting UML: long-delay suites (time-travel=inf-cpu)"
 	"$HTW_TOP/tools/uml/boot.sh" debug "$HTW_TOP/tools/uml/stage-tests.sh" \
-		"$runs/check-tt" htw_set=tt time-travel=inf-cpu
+		"$runs/check-tt" htw_set=tt time-travel=inf-cpu slab_nomerge
 	boots+=("$runs/check-tt")
 fi
 exec python3 "$HTW_TOP/tools/uml/results.py" "${boots[@]}"

@@ -3,11 +3,13 @@
  * htwheel: a hashed timing wheel behind a character device.
  *
  * Each open() of /dev/htwheel is an independent timer instance.  The first
- * ioctl on a new file must be HTW_IOC_API; every other ioctl, and read(),
- * fails with EBADFD until it succeeded.
+ * ioctl on a new file must be HTW_IOC_API; every other htwheel ioctl, and
+ * read(), fails with EBADFD until it succeeded.
  *
  * All structures have a fixed layout: fixed-width fields, explicit padding
  * and reserved fields that must be zero on input and are zero on output.
+ * Times are nanoseconds on the instance's clock (CLOCK_MONOTONIC unless
+ * HTW_IOC_SETUP chose CLOCK_BOOTTIME).
  *
  * See Documentation/userspace-api/htwheel.rst.
  */
@@ -41,8 +43,226 @@ struct htw_api {
 	__u64 reserved[5];
 };
 
+/**
+ * struct htw_setup - the instance's geometry (HTW_IOC_SETUP)
+ * @tick_ns:     in: tick length, 0 for the module default; out: in effect
+ * @slots:       in: buckets per level, 0 for the default, rounded up to a
+ *               power of two; out: in effect
+ * @clockid:     in: CLOCK_MONOTONIC (1) or CLOCK_BOOTTIME (7)
+ * @max_pending: in: pending timer limit of this file, 0 for the default,
+ *               at most the module parameter max_pending; out: in effect
+ * @levels:      out: wheel levels derived from tick and slots
+ * @flags:       in: must be 0
+ * @reserved:    in: must be 0; out: 0
+ */
+struct htw_setup {
+	__u64 tick_ns;
+	__u32 slots;
+	__u32 clockid;
+	__u64 max_pending;
+	__u32 levels;
+	__u32 flags;
+	__u64 reserved[4];
+};
+
+/* struct htw_timer_entry flags */
+#define HTW_TIMER_ABSTIME	0x1	/* @expires is a deadline, not a delay */
+#define HTW_TIMER_FLAGS_ALL	HTW_TIMER_ABSTIME
+
+/**
+ * struct htw_timer_entry - one timer to schedule
+ * @cookie:    returned in the timer's expiry records
+ * @expires:   delay from now, or with HTW_TIMER_ABSTIME a deadline on the
+ *             instance's clock (a deadline in the past fires at the next tick)
+ * @period_ns: 0 for a one-shot timer, else the period of a periodic timer
+ * @slack_ns:  the timer may fire up to this much after its deadline so that
+ *             timers due close together share a tick; 0 for none
+ * @flags:     HTW_TIMER_*
+ * @pad:       must be 0
+ * @handle:    out: the timer's handle, for HTW_IOC_CANCEL
+ */
+struct htw_timer_entry {
+	__u64 cookie;
+	__u64 expires;
+	__u64 period_ns;
+	__u64 slack_ns;
+	__u32 flags;
+	__u32 pad;
+	__u64 handle;
+};
+
+/**
+ * struct htw_schedule - schedule a batch of timers (HTW_IOC_SCHEDULE)
+ * @entries:  user pointer to @count struct htw_timer_entry
+ * @count:    1 .. HTW_BATCH_MAX
+ * @flags:    must be 0
+ * @done:     out: entries scheduled (also the ioctl's return value)
+ * @pad:      must be 0
+ * @reserved: must be 0
+ */
+struct htw_schedule {
+	__u64 entries;
+	__u32 count;
+	__u32 flags;
+	__u32 done;
+	__u32 pad;
+	__u64 reserved[3];
+};
+
+#define HTW_BATCH_MAX		(1U << 20)
+
+/* struct htw_cancel_entry results */
+#define HTW_CANCELLED		0	/* was pending, will never fire */
+#define HTW_CANCEL_FIRED	1	/* already expired (record queued or read) */
+#define HTW_CANCEL_UNKNOWN	2	/* no such timer on this file */
+
+/**
+ * struct htw_cancel_entry - one timer to cancel
+ * @handle: in: a handle from HTW_IOC_SCHEDULE
+ * @result: out: HTW_CANCELLED, HTW_CANCEL_FIRED or HTW_CANCEL_UNKNOWN
+ * @pad:    must be 0
+ */
+struct htw_cancel_entry {
+	__u64 handle;
+	__u32 result;
+	__u32 pad;
+};
+
+/**
+ * struct htw_cancel - cancel a batch of timers (HTW_IOC_CANCEL)
+ * @entries:   user pointer to @count struct htw_cancel_entry
+ * @count:     1 .. HTW_BATCH_MAX
+ * @flags:     must be 0
+ * @cancelled: out: entries whose result is HTW_CANCELLED
+ * @pad:       must be 0
+ * @reserved:  must be 0
+ */
+struct htw_cancel {
+	__u64 entries;
+	__u32 count;
+	__u32 flags;
+	__u32 cancelled;
+	__u32 pad;
+	__u64 reserved[3];
+};
+
+/**
+ * struct htw_unexpired - a timer that never ran, from HTW_IOC_DRAIN
+ * @cookie:       the timer's cookie
+ * @handle:       the timer's (now stale) handle
+ * @remaining_ns: time that was left until its deadline, 0 if already due
+ * @reserved:     0
+ */
+struct htw_unexpired {
+	__u64 cookie;
+	__u64 handle;
+	__u64 remaining_ns;
+	__u64 reserved;
+};
+
+/**
+ * struct htw_drain - cancel every pending timer (HTW_IOC_DRAIN)
+ * @entries:  user pointer to room for @count struct htw_unexpired, or 0
+ *            when @count is 0
+ * @count:    capacity of @entries, 0 .. HTW_BATCH_MAX
+ * @flags:    must be 0
+ * @drained:  out: timers cancelled (may exceed @count: only the first
+ *            @count are described)
+ * @reserved: must be 0
+ */
+struct htw_drain {
+	__u64 entries;
+	__u32 count;
+	__u32 flags;
+	__u64 drained;
+	__u64 reserved[3];
+};
+
+#define HTW_LATE_BUCKETS	32
+
+/**
+ * struct htw_stats - counters and geometry (HTW_IOC_STATS)
+ * @flags:        in: must be 0
+ * @clockid:      out: the instance's clock
+ * @tick_ns:      out: tick length
+ * @slots:        out: buckets per level
+ * @levels:       out: levels
+ * @max_pending:  out: pending timer limit of this file
+ * @pending:      out: timers scheduled and not yet expired
+ * @ready:        out: expiry records waiting to be read
+ * @scheduled:    out: timers ever scheduled
+ * @fired:        out: expirations (each period of a periodic timer counts)
+ * @cancelled:    out: timers cancelled (HTW_IOC_CANCEL or HTW_IOC_DRAIN)
+ * @cascaded:     out: moves of a timer to a finer level
+ * @tick_wakeups: out: times the instance's timer interrupt ran
+ * @max_late_ns:  out: largest lateness of an expiration
+ * @late_hist:    out: expirations by lateness: [0] < 2 ns, [i] in
+ *                [2^i, 2^(i+1)) ns, the last bucket is open-ended
+ * @reserved:     out: 0
+ */
+struct htw_stats {
+	__u32 flags;
+	__u32 clockid;
+	__u64 tick_ns;
+	__u32 slots;
+	__u32 levels;
+	__u64 max_pending;
+	__u64 pending;
+	__u64 ready;
+	__u64 scheduled;
+	__u64 fired;
+	__u64 cancelled;
+	__u64 cascaded;
+	__u64 tick_wakeups;
+	__u64 max_late_ns;
+	__u64 late_hist[HTW_LATE_BUCKETS];
+	__u64 reserved[4];
+};
+
+/**
+ * struct htw_eventfd - the eventfd signalled on new expirations
+ * @fd:       an eventfd to register, or -1 to clear
+ * @flags:    must be 0
+ * @reserved: must be 0
+ */
+struct htw_eventfd {
+	__s32 fd;
+	__u32 flags;
+	__u64 reserved;
+};
+
+/* struct htw_expiry flags */
+#define HTW_EXPIRY_PERIODIC	0x1	/* the timer is periodic and still armed */
+
+/**
+ * struct htw_expiry - one record returned by read()
+ * @cookie:      the timer's cookie
+ * @handle:      the timer's handle
+ * @deadline_ns: the deadline that expired (for a periodic timer with
+ *               overruns: the first one not read before)
+ * @expired_ns:  clock time of the tick that expired it (>= @deadline_ns)
+ * @overrun:     periods that expired after @deadline_ns and before this read
+ * @flags:       HTW_EXPIRY_*
+ * @reserved:    0
+ */
+struct htw_expiry {
+	__u64 cookie;
+	__u64 handle;
+	__u64 deadline_ns;
+	__u64 expired_ns;
+	__u32 overrun;
+	__u32 flags;
+	__u64 reserved;
+};
+
 #define HTW_IOC_MAGIC		0xB9
 
 #define HTW_IOC_API		_IOWR(HTW_IOC_MAGIC, 0x00, struct htw_api)
+#define HTW_IOC_SETUP		_IOWR(HTW_IOC_MAGIC, 0x01, struct htw_setup)
+#define HTW_IOC_SCHEDULE	_IOWR(HTW_IOC_MAGIC, 0x02, struct htw_schedule)
+#define HTW_IOC_CANCEL		_IOWR(HTW_IOC_MAGIC, 0x03, struct htw_cancel)
+#define HTW_IOC_DRAIN		_IOWR(HTW_IOC_MAGIC, 0x04, struct htw_drain)
+#define HTW_IOC_STATS		_IOWR(HTW_IOC_MAGIC, 0x05, struct htw_stats)
+#define HTW_IOC_SET_EVENTFD	_IOW(HTW_IOC_MAGIC, 0x06, struct htw_eventfd)
 
 #endif /* _UAPI_LINUX_HTWHEEL_H */

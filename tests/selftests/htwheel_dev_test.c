@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * /dev/htwheel from user space: scheduling, cancelling, delivery, limits
+ * and every refused input.  Written against include/uapi/linux/htwheel.h
+ * and Documentation/userspace-api/htwheel.rst only.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <linux/htwheel.h>
+
+#include "kselftest_harness.h"
+
+/* The REQ()/SETUP() helpers below override designated defaults on purpose. */
+#pragma GCC diagnostic ignored "-Woverride-init"
+
+#define MS		1000000ULL
+#define HOUR		(3600ULL * 1000 * MS)
+#define POISON		0xcc
+
+/* An address no test maps; through a volatile so gcc does not object. */
+static char *volatile bad_buffer = (char *)8;
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int htw_open(void)
+{
+	struct htw_api api;
+	int fd = open("/dev/htwheel", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	memset(&api, 0, sizeof(api));
+	api.api = HTW_API_VERSION;
+	if (ioctl(fd, HTW_IOC_API, &api)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void entry(struct htw_timer_entry *e, uint64_t cookie, uint64_t delay)
+{
+	memset(e, 0, sizeof(*e));
+	e->cookie = cookie;
+	e->expires = delay;
+}
+
+static int schedule(int fd, struct htw_timer_entry *e, uint32_t n)
+{
+	struct htw_schedule req = { .entries = (uintptr_t)e, .count = n };
+
+	return ioctl(fd, HTW_IOC_SCHEDULE, &req);
+}
+
+static uint64_t schedule_one(int fd, uint64_t cookie, uint64_t delay)
+{
+	struct htw_timer_entry e;
+
+	entry(&e, cookie, delay);
+	if (schedule(fd, &e, 1) != 1)
+		return 0;
+	return e.handle;
+}
+
+static int cancel_one(int fd, uint64_t handle, uint32_t *result)
+{
+	struct htw_cancel_entry e = { .handle = handle };
+	struct htw_cancel req = { .entries = (uintptr_t)&e, .count = 1 };
+	int ret = ioctl(fd, HTW_IOC_CANCEL, &req);
+
+	*result = e.result;
+	return ret;
+}
+
+static int stats(int fd, struct htw_stats *st)
+{
+	memset(st, POISON, sizeof(*st));
+	st->flags = 0;
+	return ioctl(fd, HTW_IOC_STATS, st);
+}
+
+static int wait_readable(int fd, int timeout_ms)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, timeout_ms);
+}
+
+FIXTURE(wheel) {
+	int fd;
+};
+
+FIXTURE_SETUP(wheel)
+{
+	self->fd = htw_open();
+	ASSERT_LE(0, self->fd) TH_LOG("open+handshake: %s", strerror(errno));
+}
+
+FIXTURE_TEARDOWN(wheel)
+{
+	close(self->fd);
+}
+
+TEST(handshake_required)
+{
+	struct htw_timer_entry e;
+	struct htw_stats st;
+	char buf[sizeof(struct htw_expiry)];
+	int fd = open("/dev/htwheel", O_RDWR | O_NONBLOCK);
+
+	ASSERT_LE(0, fd);
+	entry(&e, 1, MS);
+	EXPECT_EQ(-1, schedule(fd, &e, 1));
+	EXPECT_EQ(EBADFD, errno);
+	EXPECT_EQ(-1, stats(fd, &st));
+	EXPECT_EQ(EBADFD, errno);
+	EXPECT_EQ(-1, read(fd, buf, sizeof(buf)));
+	EXPECT_EQ(EBADFD, errno);
+	close(fd);
+}
+
+TEST_F(wheel, one_timer_fires_once_never_early)
+{
+	struct htw_expiry rec[2];
+	uint64_t before = now_ns(CLOCK_MONOTONIC);
+	uint64_t handle = schedule_one(self->fd, 42, 20 * MS);
+
+	ASSERT_NE(0, handle);
+	memset(rec, POISON, sizeof(rec));
+	ASSERT_EQ(sizeof(rec[0]), read(self->fd, rec, sizeof(rec)));
+	EXPECT_LE(before + 20 * MS, now_ns(CLOCK_MONOTONIC));
+	EXPECT_EQ(42, rec[0].cookie);
+	EXPECT_EQ(handle, rec[0].handle);
+	EXPECT_LE(before + 20 * MS, rec[0].deadline_ns);
+	EXPECT_LE(rec[0].deadline_ns, rec[0].expired_ns);
+	EXPECT_EQ(0, rec[0].overrun);
+	EXPECT_EQ(0, rec[0].flags);
+	EXPECT_EQ(0, rec[0].reserved);
+	EXPECT_EQ(0, wait_readable(self->fd, 50));
+}
+
+TEST_F(wheel, hundred_thousand_timers_each_exactly_once)
+{
+	const uint32_t n = 100000;
+	struct htw_timer_entry *e = calloc(n, sizeof(*e));
+	struct htw_expiry *rec = malloc(4096 * sizeof(*rec));
+	unsigned char *seen = calloc(n, 1);
+	uint64_t t0 = now_ns(CLOCK_MONOTONIC);
+	uint32_t got = 0, early = 0, dup = 0, i;
+
+	ASSERT_NE(NULL, e);
+	ASSERT_NE(NULL, rec);
+	ASSERT_NE(NULL, seen);
+	srandom(1);
+	for (i = 0; i < n; i++)
+		entry(&e[i], i, (uint64_t)(random() % 400) * MS);
+	ASSERT_EQ(n, schedule(self->fd, e, n));
+	for (i = 0; i < n; i++)
+		ASSERT_NE(0, e[i].handle);
+	while (got < n) {
+		ssize_t r = read(self->fd, rec, 4096 * sizeof(*rec));
+
+		ASSERT_LT(0, r);
+		for (i = 0; i < r / sizeof(*rec); i++) {
+			ASSERT_GT(n, rec[i].cookie);
+			dup += seen[rec[i].cookie]++ != 0;
+			early += rec[i].expired_ns < rec[i].deadline_ns ||
+				 rec[i].deadline_ns < t0 + e[rec[i].cookie].expires;
+			EXPECT_EQ(e[rec[i].cookie].handle, rec[i].handle);
+		}
+		got += r / sizeof(*rec);
+	}
+	EXPECT_EQ(0, dup);
+	EXPECT_EQ(0, early);
+	EXPECT_EQ(0, wait_readable(self->fd, 20));
+	free(seen);
+	free(rec);
+	free(e);
+}
+
+TEST_F(wheel, cancel_before_fire)
+{
+	uint64_t handle = schedule_one(self->fd, 7, 30 * MS);
+	struct htw_stats st;
+	uint32_t result = POISON;
+	char buf[sizeof(struct htw_expiry)];
+
+	ASSERT_NE(0, handle);
+	ASSERT_EQ(0, cancel_one(self->fd, handle, &result));
+	EXPECT_EQ(HTW_CANCELLED, result);
+	ASSERT_EQ(0, stats(self->fd, &st));
+	EXPECT_EQ(0, st.pending);
+	EXPECT_EQ(1, st.cancelled);
+	usleep(60 * 1000);
+	fcntl(self->fd, F_SETFL, O_NONBLOCK);
+	EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(EAGAIN, errno);
+	/* Cancelled once; a second cancel knows nothing of it. */
+	ASSERT_EQ(0, cancel_one(self->fd, handle, &result));
+	EXPECT_EQ(HTW_CANCEL_UNKNOWN, result);
+}
+
+TEST_F(wheel, cancel_after_fire)
+{
+	uint64_t handle = schedule_one(self->fd, 8, MS);
+	struct htw_expiry rec;
+	uint32_t result = POISON;
+
+	ASSERT_NE(0, handle);
+	ASSERT_EQ(1, wait_readable(self->fd, 2000));
+	ASSERT_EQ(0, cancel_one(self->fd, handle, &result));
+	EXPECT_EQ(HTW_CANCEL_FIRED, result);
+	/* The queued record is still delivered. */
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(8, rec.cookie);
+	ASSERT_EQ(0, cancel_one(self->fd, handle, &result));
+	EXPECT_EQ(HTW_CANCEL_UNKNOWN, result);
+}
+
+TEST_F(wheel, stale_and_foreign_handles)
+{
+	int other = htw_open();
+	uint64_t mine, theirs;
+	struct htw_cancel_entry e[4];
+	struct htw_cancel req = { .entries = (uintptr_t)e, .count = 4 };
+	struct htw_stats st;
+
+	ASSERT_LE(0, other);
+	mine = schedule_one(self->fd, 1, HOUR);
+	theirs = schedule_one(other, 2, HOUR);
+	ASSERT_NE(0, mine);
+	ASSERT_NE(0, theirs);
+	memset(e, 0, sizeof(e));
+	e[0].handle = theirs;
+	e[1].handle = 0;
+	e[2].handle = ~0ULL;
+	e[3].handle = mine ^ (1ULL << 40);	/* another generation */
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_CANCEL, &req));
+	EXPECT_EQ(0, req.cancelled);
+	for (int i = 0; i < 4; i++)
+		EXPECT_EQ(HTW_CANCEL_UNKNOWN, e[i].result);
+	ASSERT_EQ(0, stats(self->fd, &st));
+	EXPECT_EQ(1, st.pending);
+	ASSERT_EQ(0, stats(other, &st));
+	EXPECT_EQ(1, st.pending);
+	close(other);
+}
+
+TEST_F(wheel, periodic_timer_counts_overruns)
+{
+	struct htw_timer_entry e;
+	struct htw_expiry rec[4];
+	char buf[sizeof(rec[0])];
+	uint32_t result;
+
+	entry(&e, 5, 10 * MS);
+	e.period_ns = 10 * MS;
+	ASSERT_EQ(1, schedule(self->fd, &e, 1));
+	usleep(105 * 1000);
+	ASSERT_EQ(sizeof(rec[0]), read(self->fd, rec, sizeof(rec)));
+	EXPECT_EQ(5, rec[0].cookie);
+	EXPECT_EQ(HTW_EXPIRY_PERIODIC, rec[0].flags);
+	/* About ten periods passed: one record, the rest as overruns. */
+	EXPECT_LE(5, rec[0].overrun);
+	EXPECT_GE(11, rec[0].overrun);
+	ASSERT_EQ(0, cancel_one(self->fd, e.handle, &result));
+	EXPECT_EQ(HTW_CANCELLED, result);
+	fcntl(self->fd, F_SETFL, O_NONBLOCK);
+	usleep(30 * 1000);
+	if (read(self->fd, buf, sizeof(buf)) < 0)
+		EXPECT_EQ(EAGAIN, errno);
+}
+
+TEST_F(wheel, periodic_timer_keeps_phase)
+{
+	struct htw_timer_entry e;
+	struct htw_expiry rec;
+	uint64_t first = 0;
+
+	entry(&e, 6, 5 * MS);
+	e.period_ns = 5 * MS;
+	ASSERT_EQ(1, schedule(self->fd, &e, 1));
+	for (int i = 0; i < 10; i++) {
+		ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+		if (!first)
+			first = rec.deadline_ns;
+		/* Deadlines stay on the timer's own grid: never now + period. */
+		EXPECT_EQ(0, (rec.deadline_ns - first) % (5 * MS));
+		EXPECT_LE(rec.deadline_ns, rec.expired_ns);
+	}
+}
+
+TEST_F(wheel, nonblocking_read_and_short_buffer)
+{
+	char small[sizeof(struct htw_expiry) - 1];
+	struct htw_expiry rec;
+
+	fcntl(self->fd, F_SETFL, O_NONBLOCK);
+	EXPECT_EQ(-1, read(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(EAGAIN, errno);
+	EXPECT_EQ(-1, read(self->fd, small, sizeof(small)));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_NE(0, schedule_one(self->fd, 1, 0));
+	ASSERT_EQ(1, wait_readable(self->fd, 2000));
+	EXPECT_EQ(-1, read(self->fd, bad_buffer, sizeof(rec)));
+	EXPECT_EQ(EFAULT, errno);
+	/* The failed copy lost nothing. */
+	EXPECT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+}
+
+TEST_F(wheel, epoll_level_and_edge)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	int lt = epoll_create1(0), et = epoll_create1(0);
+	struct htw_expiry rec;
+
+	ASSERT_LE(0, lt);
+	ASSERT_LE(0, et);
+	ASSERT_EQ(0, epoll_ctl(lt, EPOLL_CTL_ADD, self->fd, &ev));
+	ev.events = EPOLLIN | EPOLLET;
+	ASSERT_EQ(0, epoll_ctl(et, EPOLL_CTL_ADD, self->fd, &ev));
+	EXPECT_EQ(0, epoll_wait(lt, &out, 1, 0));
+	ASSERT_NE(0, schedule_one(self->fd, 1, 5 * MS));
+	ASSERT_EQ(1, epoll_wait(lt, &out, 1, 2000));
+	EXPECT_TRUE(out.events & EPOLLIN);
+	EXPECT_EQ(1, epoll_wait(lt, &out, 1, 0));	/* level: still there */
+	EXPECT_EQ(1, epoll_wait(et, &out, 1, 0));
+	EXPECT_EQ(0, epoll_wait(et, &out, 1, 0));	/* edge: once */
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(0, epoll_wait(lt, &out, 1, 0));
+	ASSERT_NE(0, schedule_one(self->fd, 2, 5 * MS));
+	EXPECT_EQ(1, epoll_wait(et, &out, 1, 2000));	/* a new edge */
+	close(lt);
+	close(et);
+}
+
+TEST_F(wheel, eventfd_doorbell)
+{
+	struct htw_eventfd req = { .fd = eventfd(0, EFD_CLOEXEC) };
+	struct htw_expiry rec;
+	uint64_t count = 0;
+	int notfd = open("/dev/null", O_RDONLY);
+
+	ASSERT_LE(0, req.fd);
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_SET_EVENTFD, &req));
+	ASSERT_NE(0, schedule_one(self->fd, 3, 5 * MS));
+	ASSERT_EQ(1, wait_readable(req.fd, 2000));
+	ASSERT_EQ(sizeof(count), read(req.fd, &count, sizeof(count)));
+	EXPECT_LE(1, count);
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	/* Cleared: no more rings. */
+	req.fd = -1;
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_SET_EVENTFD, &req));
+	ASSERT_NE(0, schedule_one(self->fd, 4, MS));
+	ASSERT_EQ(1, wait_readable(self->fd, 2000));
+	req.fd = notfd;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_SET_EVENTFD, &req));
+	EXPECT_EQ(EINVAL, errno);
+	req.fd = 1000000;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_SET_EVENTFD, &req));
+	EXPECT_EQ(EBADF, errno);
+	req.fd = -1;
+	req.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_SET_EVENTFD, &req));
+	EXPECT_EQ(EINVAL, errno);
+	close(notfd);
+}
+
+TEST_F(wheel, drain_returns_exactly_the_unexpired)
+{
+	struct htw_timer_entry e[10];
+	struct htw_unexpired out[12];
+	struct htw_drain req = { .entries = (uintptr_t)out, .count = 12 };
+	struct htw_expiry rec[10];
+	struct htw_stats st;
+	size_t got = 0;
+	int i;
+
+	for (i = 0; i < 10; i++)
+		entry(&e[i], i, i < 5 ? MS : HOUR + i);
+	ASSERT_EQ(10, schedule(self->fd, e, 10));
+	while (got < 5) {
+		ssize_t r = read(self->fd, rec, sizeof(rec));
+
+		ASSERT_LT(0, r);
+		got += r / sizeof(rec[0]);
+	}
+	EXPECT_EQ(5, got);
+	memset(out, POISON, sizeof(out));
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_DRAIN, &req));
+	ASSERT_EQ(5, req.drained);
+	for (i = 0; i < 5; i++) {
+		EXPECT_LE(5, out[i].cookie);
+		EXPECT_EQ(e[out[i].cookie].handle, out[i].handle);
+		EXPECT_LT(HOUR - 10000 * MS, out[i].remaining_ns);
+		EXPECT_GE(HOUR + 10, out[i].remaining_ns);
+		EXPECT_EQ(0, out[i].reserved);
+	}
+	ASSERT_EQ(0, stats(self->fd, &st));
+	EXPECT_EQ(0, st.pending);
+	/* A drain with no room still cancels and counts. */
+	ASSERT_NE(0, schedule_one(self->fd, 99, HOUR));
+	memset(&req, 0, sizeof(req));
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_DRAIN, &req));
+	EXPECT_EQ(1, req.drained);
+}
+
+static long slab_objects(void)
+{
+	FILE *f = fopen("/sys/kernel/slab/htw_timer/objects", "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+TEST(close_with_100k_pending_frees_all)
+{
+	const uint32_t n = 100000;
+	struct htw_timer_entry *e = calloc(n, sizeof(*e));
+	long before = slab_objects(), during;
+	struct htw_stats st;
+	int fd = htw_open();
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, e);
+	for (uint32_t i = 0; i < n; i++)
+		entry(&e[i], i, HOUR + i * MS);
+	ASSERT_EQ(n, schedule(fd, e, n));
+	ASSERT_EQ(0, stats(fd, &st));
+	EXPECT_EQ(n, st.pending);
+	during = slab_objects();
+	close(fd);
+	free(e);
+	if (before < 0)
+		SKIP(return, "no /sys/kernel/slab/htw_timer (slab merged?)");
+	EXPECT_LE(before + n, during);
+	/* SLUB frees through per-CPU lists and RCU: give it a moment. */
+	for (int i = 0; i < 50 && slab_objects() > before + 64; i++)
+		usleep(20 * 1000);
+	EXPECT_GE(before + 64, slab_objects());
+}
+
+static int write_param(const char *name, unsigned long v, unsigned long *old)
+{
+	char path[128], buf[32];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/module/htwheel/parameters/%s", name);
+	f = fopen(path, "r+");
+	if (!f)
+		return -1;
+	if (old && (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%lu", old) != 1)) {
+		fclose(f);
+		return -1;
+	}
+	rewind(f);
+	fprintf(f, "%lu\n", v);
+	return fclose(f);
+}
+
+TEST_F(wheel, per_fd_limit)
+{
+	struct htw_setup setup = { .clockid = CLOCK_MONOTONIC, .max_pending = 10 };
+	struct htw_timer_entry e[12];
+	struct htw_stats st;
+	int i;
+
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_SETUP, &setup));
+	EXPECT_EQ(10, setup.max_pending);
+	for (i = 0; i < 12; i++)
+		entry(&e[i], i, HOUR);
+	/* Partial success: the count scheduled, the rest untouched. */
+	ASSERT_EQ(10, schedule(self->fd, e, 12));
+	EXPECT_NE(0, e[9].handle);
+	EXPECT_EQ(0, e[10].handle);
+	EXPECT_EQ(-1, schedule(self->fd, &e[10], 2));
+	EXPECT_EQ(ENOSPC, errno);
+	ASSERT_EQ(0, stats(self->fd, &st));
+	EXPECT_EQ(10, st.pending);
+	EXPECT_EQ(10, st.scheduled);
+}
+
+TEST(per_user_limit)
+{
+	struct htw_timer_entry e[20];
+	unsigned long old;
+	int a = htw_open(), b = htw_open(), i;
+
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, write_param("max_user_timers", 25, &old));
+	for (i = 0; i < 20; i++)
+		entry(&e[i], i, HOUR);
+	EXPECT_EQ(15, schedule(a, e, 15));
+	EXPECT_EQ(10, schedule(b, e, 20));
+	EXPECT_EQ(-1, schedule(b, e, 1));
+	EXPECT_EQ(EDQUOT, errno);
+	close(a);
+	/* Closing a file gives its timers back to the user. */
+	EXPECT_EQ(15, schedule(b, e, 15));
+	close(b);
+	ASSERT_EQ(0, write_param("max_user_timers", old, NULL));
+}
+
+TEST_F(wheel, two_fds_isolated)
+{
+	int other = htw_open();
+	struct htw_stats st;
+	uint32_t result;
+	uint64_t h;
+
+	ASSERT_LE(0, other);
+	h = schedule_one(other, 1, 5 * MS);
+	ASSERT_NE(0, h);
+	EXPECT_EQ(0, cancel_one(self->fd, h, &result));
+	EXPECT_EQ(HTW_CANCEL_UNKNOWN, result);
+	ASSERT_EQ(1, wait_readable(other, 2000));
+	EXPECT_EQ(0, wait_readable(self->fd, 20));
+	ASSERT_EQ(0, stats(self->fd, &st));
+	EXPECT_EQ(0, st.fired);
+	EXPECT_EQ(0, st.scheduled);
+	close(other);
+}
+
+TEST_F(wheel, boottime_clock)
+{
+	struct htw_setup setup = { .clockid = CLOCK_BOOTTIME, .tick_ns = MS };
+	struct htw_timer_entry e;
+	struct htw_expiry rec;
+
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_SETUP, &setup));
+	EXPECT_EQ(CLOCK_BOOTTIME, setup.clockid);
+	entry(&e, 1, now_ns(CLOCK_BOOTTIME) + 5 * MS);
+	e.flags = HTW_TIMER_ABSTIME;
+	ASSERT_EQ(1, schedule(self->fd, &e, 1));
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(e.expires, rec.deadline_ns);
+	EXPECT_LE(e.expires, now_ns(CLOCK_BOOTTIME));
+}
+
+TEST_F(wheel, setup_reports_geometry_and_is_once)
+{
+	struct htw_setup setup;
+	struct htw_stats st;
+
+	memset(&setup, 0, sizeof(setup));
+	setup.clockid = CLOCK_MONOTONIC;
+	setup.tick_ns = 2 * MS;
+	setup.slots = 100;
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_SETUP, &setup));
+	EXPECT_EQ(2 * MS, setup.tick_ns);
+	EXPECT_EQ(128, setup.slots);
+	EXPECT_LE(1, setup.levels);
+	ASSERT_EQ(0, stats(self->fd, &st));
+	EXPECT_EQ(128, st.slots);
+	EXPECT_EQ(2 * MS, st.tick_ns);
+	ASSERT_NE(0, schedule_one(self->fd, 1, HOUR));
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_SETUP, &setup));
+	EXPECT_EQ(EBUSY, errno);
+}
+
+TEST_F(wheel, fdinfo_shows_pending)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+	int f;
+
+	ASSERT_NE(0, schedule_one(self->fd, 1, HOUR));
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", self->fd);
+	f = open(path, O_RDONLY);
+	ASSERT_LE(0, f);
+	n = read(f, buf, sizeof(buf) - 1);
+	ASSERT_LT(0, n);
+	buf[n] = 0;
+	EXPECT_NE(NULL, strstr(buf, "htw-pending:\t1\n"));
+	EXPECT_NE(NULL, strstr(buf, "htw-tick-ns:\t"));
+	close(f);
+}
+
+/* Every refused input returns its errno and leaves the statistics alone. */
+static void bad_schedule(struct __test_metadata *_metadata, int fd,
+			 struct htw_schedule *req, int err)
+{
+	struct htw_stats a, b;
+
+	ASSERT_EQ(0, stats(fd, &a));
+	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_SCHEDULE, req));
+	EXPECT_EQ(err, errno);
+	ASSERT_EQ(0, stats(fd, &b));
+	EXPECT_EQ(0, memcmp(&a, &b, sizeof(a)));
+}
+
+TEST_F(wheel, bad_schedule_requests)
+{
+	struct htw_timer_entry e[3];
+	struct htw_schedule req;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		entry(&e[i], i, HOUR);
+#define REQ(...) (req = (struct htw_schedule){ .entries = (uintptr_t)e, .count = 3, __VA_ARGS__ }, &req)
+	bad_schedule(_metadata, self->fd, REQ(.flags = 1), EINVAL);
+	bad_schedule(_metadata, self->fd, REQ(.pad = 1), EINVAL);
+	bad_schedule(_metadata, self->fd, REQ(.reserved[2] = 1), EINVAL);
+	bad_schedule(_metadata, self->fd, REQ(.count = 0), EINVAL);
+	bad_schedule(_metadata, self->fd, REQ(.count = HTW_BATCH_MAX + 1), EINVAL);
+	bad_schedule(_metadata, self->fd, REQ(.entries = 0), EFAULT);
+	bad_schedule(_metadata, self->fd, REQ(.entries = 8), EFAULT);
+	bad_schedule(_metadata, self->fd, REQ(.entries = ~0ULL - 8), EFAULT);
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_SCHEDULE, NULL));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* A bad entry anywhere in the batch: nothing is scheduled. */
+	e[2].flags = 0x80;
+	bad_schedule(_metadata, self->fd, REQ(), EINVAL);
+	e[2].flags = 0;
+	e[1].pad = 1;
+	bad_schedule(_metadata, self->fd, REQ(), EINVAL);
+	e[1].pad = 0;
+	e[2].expires = ~0ULL;
+	bad_schedule(_metadata, self->fd, REQ(), EOVERFLOW);
+	e[2].expires = HOUR;
+	e[1].period_ns = 1;	/* shorter than a tick */
+	bad_schedule(_metadata, self->fd, REQ(), EINVAL);
+	e[1].period_ns = 0;
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(0, e[i].handle);
+	EXPECT_EQ(3, schedule(self->fd, e, 3));
+#undef REQ
+}
+
+TEST_F(wheel, bad_cancel_drain_stats_setup)
+{
+	struct htw_cancel_entry ce = { .handle = 1 };
+	struct htw_cancel creq = { .entries = (uintptr_t)&ce, .count = 1 };
+	struct htw_unexpired out[2];
+	struct htw_drain dreq;
+	struct htw_setup setup;
+	struct htw_stats st;
+
+	creq.flags = 2;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_CANCEL, &creq));
+	EXPECT_EQ(EINVAL, errno);
+	creq.flags = 0;
+	creq.reserved[0] = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_CANCEL, &creq));
+	EXPECT_EQ(EINVAL, errno);
+	creq.reserved[0] = 0;
+	ce.pad = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_CANCEL, &creq));
+	EXPECT_EQ(EINVAL, errno);
+	ce.pad = 0;
+	creq.count = 0;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_CANCEL, &creq));
+	EXPECT_EQ(EINVAL, errno);
+	creq.count = 1;
+	creq.entries = 16;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_CANCEL, &creq));
+	EXPECT_EQ(EFAULT, errno);
+
+	ASSERT_NE(0, schedule_one(self->fd, 1, HOUR));
+	memset(&dreq, 0, sizeof(dreq));
+	dreq.count = 2;
+	dreq.entries = 16;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_DRAIN, &dreq));
+	EXPECT_EQ(EFAULT, errno);
+	dreq.count = 0;
+	dreq.entries = (uintptr_t)out;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_DRAIN, &dreq));
+	EXPECT_EQ(EINVAL, errno);
+	dreq.count = 2;
+	dreq.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_DRAIN, &dreq));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, stats(self->fd, &st));
+	EXPECT_EQ(1, st.pending);	/* the failed drains cancelled nothing */
+
+	memset(&st, 0, sizeof(st));
+	st.flags = 1;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_STATS, NULL));
+	EXPECT_EQ(EFAULT, errno);
+
+	/* Setup after a timer exists is refused whatever it says. */
+	memset(&setup, 0, sizeof(setup));
+	setup.clockid = CLOCK_MONOTONIC;
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_SETUP, &setup));
+	EXPECT_EQ(EBUSY, errno);
+}
+
+TEST(bad_setup)
+{
+	struct htw_setup s;
+	int fd = htw_open();
+
+	ASSERT_LE(0, fd);
+#define SETUP(...) (s = (struct htw_setup){ .clockid = CLOCK_MONOTONIC, __VA_ARGS__ }, \
+		    ioctl(fd, HTW_IOC_SETUP, &s))
+	EXPECT_EQ(-1, SETUP(.clockid = CLOCK_REALTIME));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, SETUP(.flags = 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, SETUP(.reserved[3] = 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, SETUP(.tick_ns = 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, SETUP(.slots = 1U << 30));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, SETUP(.max_pending = ~0ULL));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0, SETUP(.tick_ns = 0));
+#undef SETUP
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
