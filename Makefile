@@ -52,6 +52,12 @@ $(BUILD)/htwheel: tools/cli/htwheel.c include/uapi/linux/htwheel.h
 kernel:
 	tools/uml/kernel.sh build debug
 
+# Each part of the tree keeps its own rules: the library, CLI and examples
+# (tools/lib/htwheel.mk), the benchmark (tools/bench/bench.mk).  They add
+# their programs to `userprogs` and their tests to `selftests`.
+-include tools/lib/htwheel.mk
+-include tools/bench/bench.mk
+
 check:
 	tools/uml/check.sh
 

@@ -16,6 +16,8 @@ $bb mount -t tmpfs tmpfs /run
 $bb mkdir -p /run/htw-out /run/tmp
 $bb mount -t hostfs -o "$htw_out" hostfs /run/htw-out
 export HTW_OUT=/run/htw-out HOME=/run/tmp TMPDIR=/run/tmp
+# Loopback, for tests that talk TCP to themselves.
+$bb ip link set lo up 2>/dev/null || $bb ifconfig lo 127.0.0.1 up
 
 echo "htwheel: stage $htw_stage starting"
 $bb sh "$htw_stage"
