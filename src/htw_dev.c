@@ -455,7 +455,8 @@ static long htw_cancel_batch(struct htw_wheel *wheel,
 		if (htw_copy_in_batch(e, uptr, done, n, sizeof(*e)))
 			return -EFAULT;
 		for (i = 0; i < n; i++) {
-			e[i].result = htw_wheel_cancel(wheel, e[i].handle);
+			e[i].result = wheel ? htw_wheel_cancel(wheel, e[i].handle) :
+					      HTW_CANCEL_UNKNOWN;
 			cancelled += e[i].result == HTW_WHEEL_CANCEL_OK;
 		}
 		if (htw_copy_out_batch(uptr, done, e, n, sizeof(*e)))
@@ -480,9 +481,8 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 	ret = htw_batch_header_check(req.count, req.entries, sizeof(*e));
 	if (ret)
 		return ret;
-	wheel = htw_file_wheel(hf);
-	if (IS_ERR(wheel))
-		return PTR_ERR(wheel);
+	/* No wheel yet: no timer either, and cancel does not create one. */
+	wheel = smp_load_acquire(&hf->wheel);
 	e = kmalloc_array(HTW_CHUNK, sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
@@ -521,9 +521,9 @@ static long htw_drain(struct htw_file *hf, void __user *argp)
 	if (req.count && clear_user(u64_to_user_ptr(req.entries),
 				    array_size(req.count, sizeof(*out))))
 		return -EFAULT;
-	wheel = htw_file_wheel(hf);
-	if (IS_ERR(wheel))
-		return PTR_ERR(wheel);
+	wheel = smp_load_acquire(&hf->wheel);
+	if (!wheel)
+		return put_user(0ULL, &ureq->drained) ? -EFAULT : 0;
 	kbuf = kvmalloc_array(max_t(u32, req.count, 1), sizeof(*kbuf), GFP_KERNEL);
 	out = kvmalloc_array(max_t(u32, req.count, 1), sizeof(*out), GFP_KERNEL);
 	if (!kbuf || !out) {

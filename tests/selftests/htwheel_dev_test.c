@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
 
@@ -597,6 +598,45 @@ TEST_F(wheel, fdinfo_shows_pending)
 	EXPECT_NE(NULL, strstr(buf, "htw-pending:\t1\n"));
 	EXPECT_NE(NULL, strstr(buf, "htw-tick-ns:\t"));
 	close(f);
+}
+
+TEST_F(wheel, cancel_and_drain_before_first_schedule)
+{
+	struct htw_setup setup = { .clockid = CLOCK_MONOTONIC, .tick_ns = 2 * MS };
+	struct htw_drain dreq = { 0 };
+	uint32_t result = POISON;
+
+	ASSERT_EQ(0, cancel_one(self->fd, 1ULL << 32, &result));
+	EXPECT_EQ(HTW_CANCEL_UNKNOWN, result);
+	dreq.drained = POISON;
+	ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_DRAIN, &dreq));
+	EXPECT_EQ(0, dreq.drained);
+	/* Neither created the wheel: setup is still allowed. */
+	EXPECT_EQ(0, ioctl(self->fd, HTW_IOC_SETUP, &setup));
+}
+
+TEST_F(wheel, forked_child_shares_the_instance)
+{
+	struct htw_expiry rec;
+	uint64_t handle = schedule_one(self->fd, 77, 5 * MS);
+	int status;
+	pid_t pid;
+
+	ASSERT_NE(0, handle);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* The child reads the parent's timer: one open file, one wheel. */
+		if (read(self->fd, &rec, sizeof(rec)) != sizeof(rec))
+			_exit(1);
+		_exit(rec.cookie == 77 && rec.handle == handle ? 0 : 2);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	fcntl(self->fd, F_SETFL, O_NONBLOCK);
+	EXPECT_EQ(-1, read(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(EAGAIN, errno);
 }
 
 /* Every refused input returns its errno and leaves the statistics alone. */
