@@ -368,7 +368,7 @@ static void htw_unschedule(struct htw_wheel *wheel,
 			   const struct htw_timer_entry *e, u32 n)
 {
 	while (n--)
-		htw_wheel_cancel(wheel, e[n].handle);
+		htw_wheel_unschedule(wheel, e[n].handle);
 }
 
 /* Schedule every entry of a validated batch; returns how many. */

@@ -518,8 +518,11 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 
 	spin_lock_bh(&bk->lock);
 	found = htw_timer_is(w, t, id, gen, where);
-	if (found)
+	if (found) {
 		htw_unlink_locked(w, bucket, t);
+		/* Ours now: a racing cancel of the same handle must not match. */
+		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
+	}
 	spin_unlock_bh(&bk->lock);
 	if (found) {
 		atomic64_dec(&w->pending);
@@ -597,6 +600,15 @@ out:
 	return ret;
 }
 EXPORT_SYMBOL_NS_GPL(htw_wheel_cancel, HTWHEEL);
+
+void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
+{
+	if (htw_wheel_cancel(wheel, handle) != HTW_WHEEL_CANCEL_OK)
+		return;
+	atomic64_dec(&wheel->cancelled);
+	atomic64_dec(&wheel->scheduled);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_unschedule, HTWHEEL);
 
 /* ---- ready queue ---- */
 

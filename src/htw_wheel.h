@@ -142,6 +142,12 @@ int htw_wheel_check_spec(const struct htw_wheel *wheel,
  * of it is queued after it was cancelled.
  */
 enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle);
+/*
+ * Take back a timer the caller just scheduled but could not report (a
+ * failed copy to user space), counters included, as if it never was.
+ * A timer that already expired stays: its record will be delivered.
+ */
+void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle);
 
 /*
  * Reading is two-phase so that a failed copy to user space loses nothing:

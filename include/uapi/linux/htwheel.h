@@ -113,7 +113,7 @@ struct htw_schedule {
 
 /* struct htw_cancel_entry results */
 #define HTW_CANCELLED		0	/* was pending, will never fire */
-#define HTW_CANCEL_FIRED	1	/* already expired (record queued or read) */
+#define HTW_CANCEL_FIRED	1	/* already expired, record not yet read */
 #define HTW_CANCEL_UNKNOWN	2	/* no such timer on this file */
 
 /**
