@@ -4,7 +4,8 @@
 #
 # $htw_set selects the boot: "rt" (real time: htwheel_kunit.ko and every
 # tests/selftests/*_test except *_tt_test) or "tt" (UML time travel:
-# htwheel_kunit_tt.ko and the *_tt_test programs).
+# htwheel_kunit_tt.ko and the *_tt_test programs).  $htw_only, a comma-
+# separated list of test programs, runs just those and no KUnit suite.
 out=$HTW_OUT
 mkdir -p "$out/kunit" "$out/selftests"
 fail() { echo "$*" >>"$out/errors"; }
@@ -16,7 +17,7 @@ insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
 
 kunit_mod=htwheel_kunit
 [ "$htw_set" = tt ] && kunit_mod=htwheel_kunit_tt
-if [ -f "$htw_mod/$kunit_mod.ko" ]; then
+if [ -z "$htw_only" ] && [ -f "$htw_mod/$kunit_mod.ko" ]; then
 	# The suites run while the module loads.
 	insmod "$htw_mod/$kunit_mod.ko" || fail "insmod $kunit_mod.ko failed"
 	for d in /sys/kernel/debug/kunit/*/; do
@@ -33,6 +34,7 @@ for t in "$htw_bin"/tests/*_test; do
 	set=rt
 	case "$n" in *_tt_test) set=tt ;; esac
 	[ "$set" = "$htw_set" ] || continue
+	case ",$htw_only," in ,,) ;; *",$n,"*) ;; *) continue ;; esac
 	echo "htwheel: running $n"
 	(cd "$TMPDIR" && "$t") >"$out/selftests/$n.tap" 2>&1
 	echo $? >"$out/selftests/$n.rc"

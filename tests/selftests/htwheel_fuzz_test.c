@@ -1,0 +1,601 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htwheel_fuzz: random but checked ioctl/read/poll/close sequences against
+ * /dev/htwheel from several processes and threads.
+ *
+ *   HTW_FUZZ_SEED=n   seed (default: time); printed so a failure replays
+ *   HTW_FUZZ_OPS=n    operations per thread (default 3000)
+ *   HTW_FUZZ_THREADS=n, HTW_FUZZ_PROCS=n   (default 3 and 2)
+ *
+ * Each thread owns a file and keeps an exact model of it: every timer it
+ * scheduled must end exactly once (read, cancelled or drained), never be
+ * read before its deadline, and the file's counters must match the model.
+ * The threads of a process also share one more file on which they race
+ * schedule, cancel, read and drain: there every cookie is tallied in a
+ * shared table and must end exactly once too.  Deliberately invalid calls
+ * are mixed in and must fail with their documented errno, changing nothing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/htwheel.h>
+
+#include "htwheel_util.h"
+
+#define MS		1000000ULL
+#define MAX_TIMERS	4096		/* model capacity per thread file */
+#define SHARED_PER_THR	(1 << 16)	/* cookies per thread on the shared file */
+#define BATCH		32
+
+enum tstate { T_FREE, T_PENDING, T_CANCELLED, T_READ, T_DRAINED };
+
+struct model_timer {
+	uint64_t handle;
+	uint64_t min_deadline;	/* clock before the call + delay */
+	uint8_t state;
+};
+
+struct fuzz_thread {
+	int id, fd, shared_fd;
+	uint64_t rng;
+	long ops, violations;
+	struct model_timer t[MAX_TIMERS];
+	uint32_t used;
+	uint64_t scheduled, cancelled;	/* since the file was opened */
+	uint32_t shared_next;		/* cookies used on the shared file */
+	uint64_t counts[8];
+};
+
+static _Atomic uint32_t *shared_tally;	/* per cookie: times it ended */
+static long ops_per_thread = 3000;
+static int nthreads = 3;
+
+#define VIOLATION(th, ...) do {						\
+	fprintf(stderr, "# VIOLATION thread %d op %ld: ", (th)->id, (th)->ops); \
+	fprintf(stderr, __VA_ARGS__);					\
+	fputc('\n', stderr);						\
+	(th)->violations++;						\
+} while (0)
+
+static uint64_t rnd(struct fuzz_thread *th)
+{
+	/* xorshift64*: fast, reproducible from the seed */
+	th->rng ^= th->rng >> 12;
+	th->rng ^= th->rng << 25;
+	th->rng ^= th->rng >> 27;
+	return th->rng * 2685821657736338717ULL;
+}
+
+static int get_stats(int fd, struct htw_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	return ioctl(fd, HTW_IOC_STATS, st);
+}
+
+/* Linear: only for handles of unknown origin (garbage). */
+static struct model_timer *find(struct fuzz_thread *th, uint64_t handle)
+{
+	for (uint32_t i = 0; i < th->used; i++)
+		if (th->t[i].handle == handle)
+			return &th->t[i];
+	return NULL;
+}
+
+/* Cookies are model indices: the timer a record or description names. */
+static struct model_timer *by_cookie(struct fuzz_thread *th, uint64_t cookie,
+				     uint64_t handle)
+{
+	if (cookie >= th->used || th->t[cookie].handle != handle)
+		return NULL;
+	return &th->t[cookie];
+}
+
+/* ---- the owned file: exact model ---- */
+
+static void own_schedule(struct fuzz_thread *th)
+{
+	struct htw_timer_entry e[BATCH];
+	struct htw_schedule req = { .entries = (uintptr_t)e };
+	uint32_t n = 1 + rnd(th) % BATCH, i;
+	uint64_t before;
+	int ret;
+
+	if (th->used + n > MAX_TIMERS)
+		return;
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < n; i++) {
+		e[i].cookie = th->used + i;
+		e[i].expires = rnd(th) % 4 ? rnd(th) % (20 * MS) : rnd(th) % (3000 * MS);
+	}
+	req.count = n;
+	before = htw_test_now(CLOCK_MONOTONIC);
+	ret = ioctl(th->fd, HTW_IOC_SCHEDULE, &req);
+	if (ret < 0) {
+		VIOLATION(th, "schedule of %u failed: %s", n, strerror(errno));
+		return;
+	}
+	if ((uint32_t)ret != n || req.done != n)
+		VIOLATION(th, "scheduled %d of %u (done %u)", ret, n, req.done);
+	for (i = 0; i < (uint32_t)ret; i++) {
+		struct model_timer *m = &th->t[th->used++];
+
+		m->handle = e[i].handle;
+		m->min_deadline = before + e[i].expires;
+		m->state = T_PENDING;
+	}
+	th->scheduled += ret;
+}
+
+static void own_cancel(struct fuzz_thread *th)
+{
+	struct htw_cancel_entry e[BATCH];
+	struct htw_cancel req = { .entries = (uintptr_t)e };
+	uint32_t n = 1 + rnd(th) % 8, i, ok = 0;
+
+	int32_t idx[BATCH];
+
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < n; i++) {
+		idx[i] = -1;
+		if (th->used && rnd(th) % 8) {
+			idx[i] = rnd(th) % th->used;
+			e[i].handle = th->t[idx[i]].handle;
+		} else {
+			e[i].handle = rnd(th);	/* garbage */
+		}
+	}
+	req.count = n;
+	if (ioctl(th->fd, HTW_IOC_CANCEL, &req)) {
+		VIOLATION(th, "cancel failed: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct model_timer *m = idx[i] >= 0 ? &th->t[idx[i]] : find(th, e[i].handle);
+		int dup = 0;
+
+		/* The same handle twice in one batch: the second is UNKNOWN. */
+		for (uint32_t j = 0; j < i; j++)
+			dup |= e[j].handle == e[i].handle;
+		if (!m || m->state == T_CANCELLED || m->state == T_DRAINED ||
+		    m->state == T_READ || dup) {
+			if (e[i].result != HTW_CANCEL_UNKNOWN &&
+			    !(dup && e[i].result == HTW_CANCEL_FIRED))
+				VIOLATION(th, "cancel of dead handle %llx gave %u",
+					  (unsigned long long)e[i].handle, e[i].result);
+			continue;
+		}
+		if (e[i].result == HTW_CANCELLED) {
+			m->state = T_CANCELLED;
+			ok++;
+		} else if (e[i].result != HTW_CANCEL_FIRED) {
+			VIOLATION(th, "cancel of live handle gave %u", e[i].result);
+		}
+		/* FIRED: its record is queued and will be read. */
+	}
+	if (req.cancelled != ok)
+		VIOLATION(th, "cancelled %u, model %u", req.cancelled, ok);
+	th->cancelled += ok;
+}
+
+static void own_read(struct fuzz_thread *th)
+{
+	struct htw_expiry rec[BATCH];
+	ssize_t r = read(th->fd, rec, (1 + rnd(th) % BATCH) * sizeof(rec[0]));
+
+	if (r < 0) {
+		if (errno != EAGAIN)
+			VIOLATION(th, "read: %s", strerror(errno));
+		return;
+	}
+	if (r % sizeof(rec[0]))
+		VIOLATION(th, "read returned %zd bytes", r);
+	for (size_t i = 0; i < r / sizeof(rec[0]); i++) {
+		struct model_timer *m = by_cookie(th, rec[i].cookie, rec[i].handle);
+
+		if (!m || m->state != T_PENDING) {
+			VIOLATION(th, "record for handle %llx in state %d",
+				  (unsigned long long)rec[i].handle, m ? m->state : -1);
+			continue;
+		}
+		if (rec[i].expired_ns < rec[i].deadline_ns ||
+		    rec[i].deadline_ns < m->min_deadline)
+			VIOLATION(th, "early: deadline %llu expired %llu min %llu",
+				  (unsigned long long)rec[i].deadline_ns,
+				  (unsigned long long)rec[i].expired_ns,
+				  (unsigned long long)m->min_deadline);
+		m->state = T_READ;
+	}
+}
+
+static void own_drain(struct fuzz_thread *th)
+{
+	struct htw_unexpired out[64];
+	struct htw_drain req = { .entries = (uintptr_t)out, .count = 64 };
+	uint64_t pending = 0, i;
+
+	for (uint32_t k = 0; k < th->used; k++)
+		pending += th->t[k].state == T_PENDING;
+	if (pending > 64)
+		return;	/* keep every description */
+	if (ioctl(th->fd, HTW_IOC_DRAIN, &req)) {
+		VIOLATION(th, "drain: %s", strerror(errno));
+		return;
+	}
+	for (i = 0; i < req.drained && i < 64; i++) {
+		struct model_timer *m = by_cookie(th, out[i].cookie, out[i].handle);
+
+		if (!m || m->state != T_PENDING)
+			VIOLATION(th, "drained a timer in state %d", m ? m->state : -1);
+		else
+			m->state = T_DRAINED;
+	}
+	th->cancelled += req.drained;
+}
+
+static void own_check_stats(struct fuzz_thread *th)
+{
+	struct htw_stats st;
+
+	if (get_stats(th->fd, &st)) {
+		VIOLATION(th, "stats: %s", strerror(errno));
+		return;
+	}
+	if (st.scheduled != th->scheduled || st.cancelled != th->cancelled)
+		VIOLATION(th, "stats scheduled %llu cancelled %llu, model %llu %llu",
+			  (unsigned long long)st.scheduled,
+			  (unsigned long long)st.cancelled,
+			  (unsigned long long)th->scheduled,
+			  (unsigned long long)th->cancelled);
+}
+
+/* Invalid calls: each must fail with its errno and change nothing. */
+static void own_invalid(struct fuzz_thread *th)
+{
+	struct htw_timer_entry e = { .expires = MS };
+	struct htw_schedule sreq = { .entries = (uintptr_t)&e, .count = 1 };
+	struct htw_cancel_entry ce = { .handle = 1 };
+	struct htw_cancel creq = { .entries = (uintptr_t)&ce, .count = 1 };
+	int want = EINVAL, ret;
+
+	switch (rnd(th) % 8) {
+	case 0: sreq.flags = 1 << (rnd(th) % 32); break;
+	case 1: sreq.reserved[rnd(th) % 3] = rnd(th) | 1; break;
+	case 2: e.flags = 2 << (rnd(th) % 30); break;
+	case 3: e.pad = rnd(th) | 1; break;
+	case 4: sreq.count = 0; break;
+	case 5: sreq.entries = rnd(th) % 4096; want = EFAULT; break;
+	case 6: e.expires = ~0ULL - rnd(th) % MS; want = EOVERFLOW; break;
+	default:
+		ce.pad = 1;
+		ret = ioctl(th->fd, HTW_IOC_CANCEL, &creq);
+		if (ret != -1 || errno != EINVAL)
+			VIOLATION(th, "bad cancel: %d %s", ret, strerror(errno));
+		return;
+	}
+	ret = ioctl(th->fd, HTW_IOC_SCHEDULE, &sreq);
+	if (ret != -1 || errno != want)
+		VIOLATION(th, "bad schedule: %d %s, wanted %s", ret,
+			  strerror(errno), strerror(want));
+}
+
+static void own_reopen(struct fuzz_thread *th)
+{
+	close(th->fd);
+	th->fd = htw_test_open(O_NONBLOCK);
+	if (th->fd < 0) {
+		VIOLATION(th, "reopen: %s", strerror(errno));
+		exit(1);
+	}
+	th->used = 0;
+	th->scheduled = th->cancelled = 0;
+}
+
+/* ---- the shared file: racing threads, tallied cookies ---- */
+
+static uint64_t shared_cookie(struct fuzz_thread *th, uint32_t seq)
+{
+	return (uint64_t)th->id * SHARED_PER_THR + seq;
+}
+
+static void tally(struct fuzz_thread *th, uint64_t cookie)
+{
+	if (cookie >= (uint64_t)nthreads * SHARED_PER_THR) {
+		VIOLATION(th, "shared cookie %llu out of range", (unsigned long long)cookie);
+		return;
+	}
+	atomic_fetch_add(&shared_tally[cookie], 1);
+}
+
+static uint64_t shared_handles[64][SHARED_PER_THR / 64];
+
+/* Room for every shared timer of the process, so each drained one is tallied. */
+static void shared_drain(struct fuzz_thread *th)
+{
+	uint32_t room = nthreads * (SHARED_PER_THR / 64);
+	struct htw_unexpired *u = calloc(room, sizeof(*u));
+	struct htw_drain req = { .entries = (uintptr_t)u, .count = room };
+
+	if (!u)
+		return;
+	if (ioctl(th->shared_fd, HTW_IOC_DRAIN, &req))
+		VIOLATION(th, "shared drain: %s", strerror(errno));
+	else if (req.drained > room)
+		VIOLATION(th, "shared drain of %llu > %u timers scheduled",
+			  (unsigned long long)req.drained, room);
+	for (uint64_t i = 0; i < req.drained && i < room; i++)
+		tally(th, u[i].cookie);
+	free(u);
+}
+
+static void shared_op(struct fuzz_thread *th)
+{
+	union {
+		struct htw_timer_entry e[8];
+		struct htw_cancel_entry c[8];
+		struct htw_expiry r[8];
+	} b;
+	uint32_t i, n = 1 + rnd(th) % 8;
+	uint64_t *handles = shared_handles[th->id % 64];
+	const uint32_t cap = SHARED_PER_THR / 64;
+	ssize_t r;
+
+	memset(&b, 0, sizeof(b));
+	switch (rnd(th) % 4) {
+	case 0: {
+		struct htw_schedule req = { .entries = (uintptr_t)b.e, .count = n };
+		int ret;
+
+		if (th->shared_next + n > cap)
+			return;
+		for (i = 0; i < n; i++) {
+			b.e[i].cookie = shared_cookie(th, th->shared_next + i);
+			b.e[i].expires = rnd(th) % (10 * MS);
+		}
+		ret = ioctl(th->shared_fd, HTW_IOC_SCHEDULE, &req);
+		if (ret != (int)n) {
+			VIOLATION(th, "shared schedule %d: %s", ret, strerror(errno));
+			return;
+		}
+		for (i = 0; i < n; i++)
+			handles[th->shared_next + i] = b.e[i].handle;
+		th->shared_next += n;
+		break;
+	}
+	case 1: {
+		struct htw_cancel req = { .entries = (uintptr_t)b.c, .count = n };
+
+		if (!th->shared_next)
+			return;
+		uint32_t k[8];
+
+		for (i = 0; i < n; i++) {
+			k[i] = rnd(th) % th->shared_next;
+			b.c[i].handle = handles[k[i]];
+		}
+		if (ioctl(th->shared_fd, HTW_IOC_CANCEL, &req)) {
+			VIOLATION(th, "shared cancel: %s", strerror(errno));
+			return;
+		}
+		for (i = 0; i < n; i++)
+			if (b.c[i].result == HTW_CANCELLED)
+				tally(th, shared_cookie(th, k[i]));
+		break;
+	}
+	case 2:
+		r = read(th->shared_fd, b.r, n * sizeof(b.r[0]));
+		if (r < 0 && errno != EAGAIN)
+			VIOLATION(th, "shared read: %s", strerror(errno));
+		for (i = 0; r > 0 && i < r / sizeof(b.r[0]); i++) {
+			if (b.r[i].expired_ns < b.r[i].deadline_ns)
+				VIOLATION(th, "shared early record");
+			tally(th, b.r[i].cookie);
+		}
+		break;
+	default:
+		if (rnd(th) % 16)
+			return;	/* drains are rare: they end everyone's timers */
+		shared_drain(th);
+	}
+}
+
+/* ---- driver ---- */
+
+static void own_finish(struct fuzz_thread *th)
+{
+	struct htw_unexpired out[MAX_TIMERS];
+	struct htw_drain req = { .entries = (uintptr_t)out, .count = MAX_TIMERS };
+	uint64_t deadline = htw_test_now(CLOCK_MONOTONIC) + 5000 * MS;
+	uint32_t i, left;
+
+	if (ioctl(th->fd, HTW_IOC_DRAIN, &req))
+		VIOLATION(th, "final drain: %s", strerror(errno));
+	for (i = 0; i < req.drained; i++) {
+		struct model_timer *m = by_cookie(th, out[i].cookie, out[i].handle);
+
+		if (!m || m->state != T_PENDING)
+			VIOLATION(th, "final drain: timer in state %d", m ? m->state : -1);
+		else
+			m->state = T_DRAINED;
+	}
+	th->cancelled += req.drained;
+	/* What was not drained had expired: its record must come. */
+	do {
+		own_read(th);
+		for (left = 0, i = 0; i < th->used; i++)
+			left += th->t[i].state == T_PENDING;
+		if (left)
+			poll(&(struct pollfd){ .fd = th->fd, .events = POLLIN }, 1, 10);
+	} while (left && htw_test_now(CLOCK_MONOTONIC) < deadline);
+	if (left)
+		VIOLATION(th, "%u timers neither read, cancelled nor drained", left);
+	own_check_stats(th);
+}
+
+static void *fuzz_thread(void *arg)
+{
+	struct fuzz_thread *th = arg;
+
+	th->fd = htw_test_open(O_NONBLOCK);
+	if (th->fd < 0) {
+		VIOLATION(th, "open: %s", strerror(errno));
+		return NULL;
+	}
+	for (th->ops = 0; th->ops < ops_per_thread; th->ops++) {
+		uint64_t op = rnd(th) % 100;
+
+		th->counts[op % 8]++;
+		if (op < 25)
+			own_schedule(th);
+		else if (op < 40)
+			own_cancel(th);
+		else if (op < 55)
+			own_read(th);
+		else if (op < 58)
+			own_drain(th);
+		else if (op < 62)
+			own_check_stats(th);
+		else if (op < 70)
+			own_invalid(th);
+		else if (op < 71)
+			own_reopen(th);
+		else if (op < 72)
+			usleep(rnd(th) % 2000);
+		else
+			shared_op(th);
+		if (th->used >= MAX_TIMERS - BATCH) {
+			own_finish(th);
+			own_reopen(th);
+		}
+	}
+	own_finish(th);
+	close(th->fd);
+	return NULL;
+}
+
+static int shared_finish(int fd)
+{
+	struct htw_unexpired *out = calloc(nthreads * SHARED_PER_THR, sizeof(*out));
+	struct htw_drain req = { .entries = (uintptr_t)out, .count = nthreads * SHARED_PER_THR };
+	struct htw_expiry rec[256];
+	uint64_t deadline = htw_test_now(CLOCK_MONOTONIC) + 5000 * MS;
+	int bad = 0;
+	ssize_t r;
+
+	if (!out || ioctl(fd, HTW_IOC_DRAIN, &req))
+		return 1;
+	for (uint64_t i = 0; i < req.drained; i++)
+		atomic_fetch_add(&shared_tally[out[i].cookie], 1);
+	for (;;) {
+		r = read(fd, rec, sizeof(rec));
+		if (r > 0) {
+			for (size_t i = 0; i < r / sizeof(rec[0]); i++)
+				atomic_fetch_add(&shared_tally[rec[i].cookie], 1);
+			continue;
+		}
+		struct htw_stats st;
+
+		if (get_stats(fd, &st) || (!st.pending && !st.ready) ||
+		    htw_test_now(CLOCK_MONOTONIC) > deadline)
+			break;
+		poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 10);
+	}
+	free(out);
+	return bad;
+}
+
+static int fuzz_process(uint64_t seed, int proc)
+{
+	struct fuzz_thread *th = calloc(nthreads, sizeof(*th));
+	pthread_t *tid = calloc(nthreads, sizeof(*tid));
+	int shared = htw_test_open(O_NONBLOCK), t, bad = 0;
+	long violations = 0;
+
+	if (!th || !tid || shared < 0) {
+		fprintf(stderr, "# process %d: setup failed: %s\n", proc, strerror(errno));
+		return 1;
+	}
+	for (t = 0; t < nthreads; t++) {
+		th[t].id = t;
+		th[t].shared_fd = shared;
+		th[t].rng = seed * 1000003 + proc * 1009 + t + 1;
+		pthread_create(&tid[t], NULL, fuzz_thread, &th[t]);
+	}
+	for (t = 0; t < nthreads; t++) {
+		pthread_join(tid[t], NULL);
+		violations += th[t].violations;
+	}
+	bad |= shared_finish(shared);
+	close(shared);
+	for (t = 0; t < nthreads; t++) {
+		for (uint32_t k = 0; k < th[t].shared_next; k++) {
+			uint32_t n = shared_tally[t * SHARED_PER_THR + k];
+
+			if (n != 1) {
+				fprintf(stderr, "# VIOLATION process %d: shared timer %d.%u ended %u times\n",
+					proc, t, k, n);
+				violations++;
+			}
+		}
+	}
+	fprintf(stderr, "# process %d: %ld ops, %ld violations\n", proc,
+		ops_per_thread * nthreads, violations);
+	return violations || bad;
+}
+
+static long env_long(const char *name, long def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtol(v, NULL, 0) : def;
+}
+
+int main(void)
+{
+	uint64_t seed = env_long("HTW_FUZZ_SEED", time(NULL));
+	int procs = env_long("HTW_FUZZ_PROCS", 2), p, status, failed = 0;
+	size_t tally_size;
+
+	ops_per_thread = env_long("HTW_FUZZ_OPS", 3000);
+	nthreads = env_long("HTW_FUZZ_THREADS", 3);
+	if (nthreads < 1 || nthreads > 64 || procs < 1 || procs > 16) {
+		fprintf(stderr, "HTW_FUZZ_THREADS 1..64, HTW_FUZZ_PROCS 1..16\n");
+		return 2;
+	}
+	printf("TAP version 13\n1..1\n");
+	printf("# seed %llu (replay: HTW_FUZZ_SEED=%llu), %d processes x %d threads x %ld ops\n",
+	       (unsigned long long)seed, (unsigned long long)seed, procs,
+	       nthreads, ops_per_thread);
+	fflush(stdout);
+	tally_size = (size_t)procs * nthreads * SHARED_PER_THR * sizeof(*shared_tally);
+	for (p = 0; p < procs; p++) {
+		if (fork() == 0) {
+			/* Each process gets its own tally (MAP_PRIVATE after fork). */
+			shared_tally = mmap(NULL, tally_size, PROT_READ | PROT_WRITE,
+					    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (shared_tally == MAP_FAILED)
+				_exit(1);
+			_exit(fuzz_process(seed, p));
+		}
+	}
+	for (p = 0; p < procs; p++) {
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			failed++;
+	}
+	printf("# %lld operations, %d of %d processes saw violations\n",
+	       (long long)procs * nthreads * ops_per_thread, failed, procs);
+	printf("%sok 1 fuzz (seed %llu)\n", failed ? "not " : "",
+	       (unsigned long long)seed);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Races and floods: close during an expiry storm, cancel racing expiry,
+ * rmmod while open, exit with timers pending, an unprivileged user
+ * scheduling until refused, and readers that never read.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/htwheel.h>
+
+#include "kselftest_harness.h"
+#include "htwheel_util.h"
+
+#define MS		1000000ULL
+#define HOUR		(3600ULL * 1000 * MS)
+
+static int schedule_n(int fd, struct htw_timer_entry *e, unsigned int n,
+		      unsigned long long delay, unsigned long long spread)
+{
+	struct htw_schedule req = { .entries = (uintptr_t)e, .count = n };
+
+	memset(e, 0, n * sizeof(*e));
+	for (unsigned int i = 0; i < n; i++) {
+		e[i].cookie = i;
+		e[i].expires = delay + (spread ? i % spread : 0);
+	}
+	return ioctl(fd, HTW_IOC_SCHEDULE, &req);
+}
+
+static void get_stats(int fd, struct htw_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	ioctl(fd, HTW_IOC_STATS, st);
+}
+
+TEST(close_during_expiry_storm)
+{
+	const unsigned int n = 20000;
+	struct htw_timer_entry *e = calloc(n, sizeof(*e));
+
+	ASSERT_NE(NULL, e);
+	for (int round = 0; round < 6; round++) {
+		int fd = htw_test_open(0);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(n, schedule_n(fd, e, n, 2 * MS, 3 * MS));
+		/* Close while the tick is moving thousands of them to ready. */
+		usleep(1000 + round * 700);
+		close(fd);
+	}
+	free(e);
+}
+
+TEST(cancel_races_expiry_exactly_one_wins)
+{
+	const unsigned int n = 3000;
+	struct htw_timer_entry *e = calloc(n, sizeof(*e));
+	struct htw_cancel_entry *c = calloc(n, sizeof(*c));
+	struct htw_cancel req = { .entries = (uintptr_t)c, .count = n };
+	unsigned char *read_once = calloc(n, 1);
+	struct htw_expiry rec[256];
+	unsigned int fired = 0, cancelled = 0, got = 0, i;
+	int fd = htw_test_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_NE(NULL, e);
+	ASSERT_NE(NULL, c);
+	ASSERT_NE(NULL, read_once);
+	/* Deadlines within the next two ticks: cancel and tick collide. */
+	ASSERT_EQ(n, schedule_n(fd, e, n, 0, 2 * MS));
+	for (i = 0; i < n; i++)
+		c[i].handle = e[i].handle;
+	ASSERT_EQ(0, ioctl(fd, HTW_IOC_CANCEL, &req));
+	for (i = 0; i < n; i++) {
+		fired += c[i].result == HTW_CANCEL_FIRED;
+		cancelled += c[i].result == HTW_CANCELLED;
+		EXPECT_NE(HTW_CANCEL_UNKNOWN, c[i].result);
+	}
+	EXPECT_EQ(cancelled, req.cancelled);
+	EXPECT_EQ(n, fired + cancelled);
+	while (got < fired) {
+		ssize_t r;
+
+		ASSERT_EQ(1, poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 2000));
+		r = read(fd, rec, sizeof(rec));
+		ASSERT_LT(0, r);
+		for (i = 0; i < r / sizeof(rec[0]); i++) {
+			unsigned int k = rec[i].cookie;
+
+			ASSERT_GT(n, k);
+			/* Only the ones cancel called FIRED arrive, each once. */
+			EXPECT_EQ(HTW_CANCEL_FIRED, c[k].result);
+			EXPECT_EQ(0, read_once[k]++);
+		}
+		got += r / sizeof(rec[0]);
+	}
+	EXPECT_EQ(fired, got);
+	EXPECT_EQ(0, poll(&(struct pollfd){ .fd = fd, .events = POLLIN }, 1, 30));
+	close(fd);
+	free(read_once);
+	free(c);
+	free(e);
+}
+
+TEST(rmmod_refused_while_open)
+{
+	struct htw_timer_entry e;
+	int fd = htw_test_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, schedule_n(fd, &e, 1, HOUR, 0));
+	EXPECT_EQ(-1, syscall(SYS_delete_module, "htwheel", O_NONBLOCK));
+	EXPECT_TRUE(errno == EWOULDBLOCK || errno == EBUSY) TH_LOG("errno %d", errno);
+	/* Still loaded and working. */
+	EXPECT_EQ(0, access("/sys/module/htwheel", F_OK));
+	EXPECT_EQ(1, schedule_n(fd, &e, 1, HOUR, 0));
+	close(fd);
+}
+
+TEST(exit_with_pending_timers_frees_them)
+{
+	long before = htw_test_slab_objects();
+	int status;
+	pid_t pid;
+
+	if (before < 0)
+		SKIP(return, "no /sys/kernel/slab/htw_timer (boot with slab_nomerge)");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		static struct htw_timer_entry e[10000];
+		struct htw_eventfd ev = { .fd = eventfd(0, 0) };
+		int fd = htw_test_open(0);
+
+		if (fd < 0 || ioctl(fd, HTW_IOC_SET_EVENTFD, &ev))
+			_exit(1);
+		if (schedule_n(fd, e, 10000, HOUR, 0) != 10000 ||
+		    schedule_n(fd, e, 1000, 0, 0) != 1000)
+			_exit(2);
+		usleep(20000);	/* let some become ready, unread */
+		_exit(0);	/* no close: exit must clean up */
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	for (int i = 0; i < 100 && htw_test_slab_objects() > before + 64; i++)
+		usleep(20000);
+	EXPECT_GE(before + 64, htw_test_slab_objects());
+}
+
+/* In a child: schedule as an unprivileged user until refused. */
+static int flood_as_nobody(void)
+{
+	static struct htw_timer_entry e[1000];
+	int fd, fd2, ret, total = 0;
+
+	if (setgid(65534) || setuid(65534))
+		return 10;
+	fd = htw_test_open(0);
+	fd2 = htw_test_open(0);
+	if (fd < 0 || fd2 < 0)
+		return 11;
+	while ((ret = schedule_n(fd, e, 1000, HOUR, 0)) > 0)
+		total += ret;
+	if (errno != EDQUOT || total != 5000)
+		return 12;
+	/* The limit is per user: another file of the same user too. */
+	if (schedule_n(fd2, e, 1, HOUR, 0) != -1 || errno != EDQUOT)
+		return 13;
+	return 0;
+}
+
+TEST(unprivileged_flood_gets_edquot)
+{
+	struct htw_timer_entry e[10];
+	unsigned long old;
+	int status, fd;
+	pid_t pid;
+
+	if (getuid())
+		SKIP(return, "needs root to set the limit and switch user");
+	ASSERT_EQ(0, htw_test_set_param("max_user_timers", 5000, &old));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(flood_as_nobody());
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* Another user (root) was never limited by nobody's timers. */
+	fd = htw_test_open(0);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(10, schedule_n(fd, e, 10, HOUR, 0));
+	close(fd);
+	ASSERT_EQ(0, htw_test_set_param("max_user_timers", old, NULL));
+}
+
+TEST(reader_that_never_reads_is_bounded)
+{
+	struct htw_setup setup = { .clockid = CLOCK_MONOTONIC, .max_pending = 1000 };
+	static struct htw_timer_entry e[1000];
+	struct htw_stats st;
+	int fd = htw_test_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, HTW_IOC_SETUP, &setup));
+	ASSERT_EQ(1000, schedule_n(fd, e, 1000, 0, 0));
+	for (int i = 0; i < 200; i++) {
+		get_stats(fd, &st);
+		if (st.ready == 1000)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(1000, st.ready);
+	/* Unread records are live timers: no room for more. */
+	EXPECT_EQ(-1, schedule_n(fd, e, 1, HOUR, 0));
+	EXPECT_EQ(ENOSPC, errno);
+	close(fd);
+}
+
+TEST(unread_periodic_timer_costs_nothing)
+{
+	struct htw_timer_entry e = { .cookie = 1, .expires = MS, .period_ns = MS };
+	struct htw_schedule req = { .entries = (uintptr_t)&e, .count = 1 };
+	struct htw_stats st;
+	struct htw_expiry rec;
+	int fd = htw_test_open(0);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, ioctl(fd, HTW_IOC_SCHEDULE, &req));
+	usleep(100000);
+	get_stats(fd, &st);
+	EXPECT_EQ(1, st.ready);		/* one record, however many periods */
+	EXPECT_GE(3, st.tick_wakeups);	/* and no wake-ups while unread */
+	ASSERT_EQ(sizeof(rec), read(fd, &rec, sizeof(rec)));
+	EXPECT_LE(50, rec.overrun);
+	close(fd);
+}
+
+TEST_HARNESS_MAIN
