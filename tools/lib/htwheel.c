@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libhtwheel: thin, allocation-free wrappers around the /dev/htwheel ABI.
+ *
+ * The handle only remembers the file descriptor and the clock; the kernel
+ * keeps all timer state, so every function is as thread-safe as the
+ * device (schedule, cancel and read may run concurrently).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "htwheel.h"
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+struct htw {
+	int fd;
+	clockid_t clockid;
+};
+
+static int htw_errno(void)
+{
+	return errno ? -errno : -EIO;
+}
+
+static int htw_handshake(int fd)
+{
+	struct htw_api api;
+
+	memset(&api, 0, sizeof(api));
+	api.api = HTW_API_VERSION;
+	return ioctl(fd, HTW_IOC_API, &api) ? htw_errno() : 0;
+}
+
+static int htw_params_check(const struct htw_params *p)
+{
+	unsigned int i;
+
+	if (p->flags)
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(p->reserved); i++)
+		if (p->reserved[i])
+			return -EINVAL;
+	return 0;
+}
+
+/* Apply @p and write back what the kernel made of it. */
+static int htw_setup_params(int fd, struct htw_params *p)
+{
+	struct htw_setup setup;
+
+	memset(&setup, 0, sizeof(setup));
+	setup.tick_ns = p->tick_ns;
+	setup.slots = p->slots;
+	setup.clockid = p->clockid ? p->clockid : CLOCK_MONOTONIC;
+	setup.max_pending = p->max_pending;
+	if (ioctl(fd, HTW_IOC_SETUP, &setup))
+		return htw_errno();
+	p->tick_ns = setup.tick_ns;
+	p->slots = setup.slots;
+	p->clockid = setup.clockid;
+	p->max_pending = setup.max_pending;
+	p->levels = setup.levels;
+	return 0;
+}
+
+int htw_open(struct htw **hp, struct htw_params *params)
+{
+	struct htw_params defaults = { 0 };
+	struct htw_params *p = params ? params : &defaults;
+	struct htw *h;
+	int ret;
+
+	if (!hp)
+		return -EINVAL;
+	*hp = NULL;
+	ret = htw_params_check(p);
+	if (ret)
+		return ret;
+	h = malloc(sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	/* Non-blocking: the fd is meant for poll/epoll; htw_wait() blocks. */
+	h->fd = open(p->device ? p->device : HTW_DEVICE_PATH,
+		     O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (h->fd < 0) {
+		ret = htw_errno();
+		free(h);
+		return ret;
+	}
+	ret = htw_handshake(h->fd);
+	if (!ret)
+		ret = htw_setup_params(h->fd, p);
+	if (ret) {
+		close(h->fd);
+		free(h);
+		return ret;
+	}
+	h->clockid = p->clockid;
+	*hp = h;
+	return 0;
+}
+
+int htw_close(struct htw *h)
+{
+	int ret;
+
+	if (!h)
+		return -EINVAL;
+	ret = close(h->fd) ? htw_errno() : 0;
+	free(h);
+	return ret;
+}
+
+int htw_fd(const struct htw *h)
+{
+	return h ? h->fd : -EINVAL;
+}
+
+uint64_t htw_now(const struct htw *h)
+{
+	struct timespec ts;
+
+	if (!h || clock_gettime(h->clockid, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * HTW_NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* One ioctl for up to HTW_BATCH_MAX entries; the count or -errno. */
+static int htw_schedule_batch(int fd, struct htw_timer_entry *e, uint32_t n)
+{
+	struct htw_schedule req;
+	int ret;
+
+	memset(&req, 0, sizeof(req));
+	req.entries = (uintptr_t)e;
+	req.count = n;
+	ret = ioctl(fd, HTW_IOC_SCHEDULE, &req);
+	return ret < 0 ? htw_errno() : ret;
+}
+
+int htw_schedule_many(struct htw *h, struct htw_timer_entry *entries,
+		      unsigned int count)
+{
+	unsigned int done = 0;
+	int ret;
+
+	if (!h || count > INT_MAX)
+		return -EINVAL;
+	while (done < count) {
+		uint32_t n = count - done;
+
+		if (n > HTW_BATCH_MAX)
+			n = HTW_BATCH_MAX;
+		ret = htw_schedule_batch(h->fd, entries + done, n);
+		if (ret < 0)
+			return done ? (int)done : ret;
+		done += ret;
+		/* A short batch: the kernel said why by stopping; so do we. */
+		if ((uint32_t)ret < n)
+			break;
+	}
+	return done;
+}
+
+int htw_schedule(struct htw *h, uint64_t cookie, uint64_t delay_ns,
+		 uint64_t period_ns, uint64_t *handle)
+{
+	struct htw_timer_entry e;
+	int ret;
+
+	memset(&e, 0, sizeof(e));
+	e.cookie = cookie;
+	e.expires = delay_ns;
+	e.period_ns = period_ns;
+	ret = htw_schedule_many(h, &e, 1);
+	if (ret < 0)
+		return ret;
+	if (handle)
+		*handle = e.handle;
+	return 0;
+}
+
+static int htw_cancel_batch(int fd, struct htw_cancel_entry *e, uint32_t n)
+{
+	struct htw_cancel req;
+
+	memset(&req, 0, sizeof(req));
+	req.entries = (uintptr_t)e;
+	req.count = n;
+	if (ioctl(fd, HTW_IOC_CANCEL, &req))
+		return htw_errno();
+	return req.cancelled;
+}
+
+int htw_cancel_many(struct htw *h, struct htw_cancel_entry *entries,
+		    unsigned int count)
+{
+	unsigned int done = 0, cancelled = 0;
+	int ret;
+
+	if (!h || count > INT_MAX)
+		return -EINVAL;
+	while (done < count) {
+		uint32_t n = count - done;
+
+		if (n > HTW_BATCH_MAX)
+			n = HTW_BATCH_MAX;
+		ret = htw_cancel_batch(h->fd, entries + done, n);
+		if (ret < 0)
+			return ret;
+		cancelled += ret;
+		done += n;
+	}
+	return cancelled;
+}
+
+int htw_cancel(struct htw *h, uint64_t handle)
+{
+	struct htw_cancel_entry e = { .handle = handle };
+	int ret = htw_cancel_many(h, &e, 1);
+
+	if (ret < 0)
+		return ret;
+	switch (e.result) {
+	case HTW_CANCELLED:
+		return 0;
+	case HTW_CANCEL_FIRED:
+		return -EALREADY;
+	default:
+		return -ENOENT;
+	}
+}
+
+int htw_read(struct htw *h, struct htw_expiry *recs, unsigned int max)
+{
+	ssize_t n;
+
+	if (!h || !max)
+		return -EINVAL;
+	if (max > INT_MAX / sizeof(*recs))
+		max = INT_MAX / sizeof(*recs);
+	n = read(h->fd, recs, (size_t)max * sizeof(*recs));
+	if (n < 0)
+		return errno == EAGAIN ? 0 : htw_errno();
+	return n / sizeof(*recs);
+}
+
+int htw_wait(struct htw *h, int64_t timeout_ns)
+{
+	struct pollfd pfd;
+	struct timespec ts, *tsp = NULL;
+	int ret;
+
+	if (!h)
+		return -EINVAL;
+	pfd.fd = h->fd;
+	pfd.events = POLLIN;
+	if (timeout_ns >= 0) {
+		ts.tv_sec = timeout_ns / (int64_t)HTW_NSEC_PER_SEC;
+		ts.tv_nsec = timeout_ns % (int64_t)HTW_NSEC_PER_SEC;
+		tsp = &ts;
+	}
+	ret = ppoll(&pfd, 1, tsp, NULL);
+	if (ret < 0)
+		return htw_errno();
+	return ret ? 1 : 0;
+}
+
+int htw_drain(struct htw *h, struct htw_unexpired *out, unsigned int max)
+{
+	struct htw_drain req;
+
+	if (!h || (max && !out))
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	if (max > HTW_BATCH_MAX)
+		max = HTW_BATCH_MAX;
+	req.entries = max ? (uintptr_t)out : 0;
+	req.count = max;
+	if (ioctl(h->fd, HTW_IOC_DRAIN, &req))
+		return htw_errno();
+	return req.drained > INT_MAX ? INT_MAX : (int)req.drained;
+}
+
+int htw_stats(struct htw *h, struct htw_stats *st)
+{
+	if (!h || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	return ioctl(h->fd, HTW_IOC_STATS, st) ? htw_errno() : 0;
+}
+
+int htw_set_eventfd(struct htw *h, int efd)
+{
+	struct htw_eventfd req;
+
+	if (!h)
+		return -EINVAL;
+	memset(&req, 0, sizeof(req));
+	req.fd = efd;
+	return ioctl(h->fd, HTW_IOC_SET_EVENTFD, &req) ? htw_errno() : 0;
+}
