@@ -4,6 +4,7 @@
 #
 #   make check      build the UML test kernel, the module and every test; run them
 #   make demo       boot UML, load the module and talk to /dev/htwheel
+#   make fuzz       run the ioctl fuzzer for over a million operations
 #   make            build htwheel.ko against KDIR (default: the running kernel)
 #                   and the user-space programs
 #   make modules KDIR=/lib/modules/$(uname -r)/build
@@ -24,9 +25,8 @@ USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
 HARNESS_CFLAGS := -I$(KSRC)/tools/testing/selftests -Wno-unused-parameter -Wno-sign-compare -Wno-clobbered
 
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
-PROGS := $(BUILD)/htwheel
 
-.PHONY: all modules modules_install userprogs selftests kernel check demo clean help
+.PHONY: all modules modules_install userprogs selftests kernel check fuzz demo clean help
 
 all: modules userprogs
 
@@ -41,25 +41,27 @@ userprogs: $(PROGS)
 # Test programs are static so that every test kernel can run them as they are.
 selftests: $(SELFTESTS)
 
-$(BUILD)/tests/%: tests/selftests/%.c include/uapi/linux/htwheel.h
+$(BUILD)/tests/%: tests/selftests/%.c tests/selftests/htwheel_util.h include/uapi/linux/htwheel.h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $<
-
-$(BUILD)/htwheel: tools/cli/htwheel.c include/uapi/linux/htwheel.h
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -static -o $@ $<
 
 kernel:
 	tools/uml/kernel.sh build debug
 
 # Each part of the tree keeps its own rules: the library, CLI and examples
-# (tools/lib/htwheel.mk), the benchmark (tools/bench/bench.mk).  They add
+# (tools/lib/htwheel.mk), the benchmark (tools/bench/bench.mk), Debian's
+# kernels under qemu (tools/qemu/qemu.mk).  They add
 # their programs to `userprogs` and their tests to `selftests`.
 -include tools/lib/htwheel.mk
 -include tools/bench/bench.mk
+-include tools/qemu/qemu.mk
 
 check:
 	tools/uml/check.sh
+
+# A long fuzzer run (>= 10^6 operations); `make check` runs a short one.
+fuzz:
+	tools/uml/fuzz.sh
 
 demo:
 	tools/uml/demo.sh

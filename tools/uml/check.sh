@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make check`: build what is missing, boot the debug UML kernel twice
-# (real time, then time travel for long delays), and report every test.
+# (real time, then time travel for long delays), boot Debian's 6.1 generic
+# and PREEMPT_RT kernels under qemu with 2 CPUs, and report every test.
+# HTW_SKIP_QEMU=1 leaves the qemu part out (a quicker local loop).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -19,5 +21,10 @@ if [ -f "$(htw_modobj debug)/htwheel_kunit_tt.ko" ] ||
 	"$HTW_TOP/tools/uml/boot.sh" debug "$HTW_TOP/tools/uml/stage-tests.sh" \
 		"$runs/check-tt" htw_set=tt time-travel=inf-cpu slab_nomerge
 	boots+=("$runs/check-tt")
+fi
+if [ -z "${HTW_SKIP_QEMU:-}" ]; then
+	htw_log "booting Debian's 6.1 kernels (generic, PREEMPT_RT) under qemu, 2 CPUs"
+	qemu_runs=$("$HTW_TOP/tools/qemu/check.sh") || htw_die "the qemu harness failed"
+	while read -r d; do [ -n "$d" ] && boots+=("$d"); done <<<"$qemu_runs"
 fi
 exec python3 "$HTW_TOP/tools/uml/results.py" "${boots[@]}"

@@ -102,9 +102,9 @@ def check_boot(run, tally):
     boot = os.path.basename(run.rstrip('/'))
     uml_rc = read_int(os.path.join(run, 'uml.rc'))
     if uml_rc in (124, 137):
-        tally.add('fail', f'{boot}: UML timed out and was killed')
+        tally.add('fail', f'{boot}: the kernel did not power off in time and was killed')
     elif uml_rc != 0:
-        tally.add('fail', f'{boot}: UML exited with status {uml_rc}')
+        tally.add('fail', f'{boot}: the kernel (UML or qemu) exited with status {uml_rc}')
     stage_rc = read_int(os.path.join(run, 'stage.rc'))
     if stage_rc is None:
         tally.add('fail', f'{boot}: the test stage did not finish')

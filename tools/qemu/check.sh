@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Boot Debian's 6.1 kernels (generic and PREEMPT_RT) under qemu with 2 CPUs
+# and run htwheel's user-space tests there: device, library and SMP stress.
+#
+#   tools/qemu/check.sh [--report]
+#
+# Installs what is missing (qemu, busybox-static), downloads and unpacks the
+# kernels into $HTWHEEL_CACHE/debian, builds htwheel.ko against each header
+# tree (W=1; any warning fails the run), builds an initramfs per kernel,
+# boots each once (one emulator at a time) and prints the run directory of
+# every boot on stdout, one per line, for tools/uml/results.py.  Logs go to
+# stderr.  Exits 0 whatever the tests did; non-zero only when the harness
+# itself could not run.  --report runs results.py on the boots afterwards
+# (and exits with its status).
+#
+# HTW_QEMU_FLAVOURS ("amd64 rt-amd64"), HTW_QEMU_CPUS (2), HTW_QEMU_MEM
+# (1024), HTW_QEMU_TIMEOUT (240 s per boot), HTW_QEMU_ACCEL (tcg | kvm),
+# HTW_DEBIAN_ABI + HTW_DEBIAN_VERSION (pin the kernel) tune it.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+report=0
+[ "${1:-}" = --report ] && report=1
+
+htw_qemu_deps
+
+# User programs and tests (the stress test's rule is in qemu.mk, which the
+# top-level Makefile may or may not include yet).
+mkargs=()
+grep -q 'tools/qemu/qemu.mk' "$HTW_TOP/Makefile" || mkargs=(-f Makefile -f tools/qemu/qemu.mk)
+make -s -C "$HTW_TOP" "${mkargs[@]}" userprogs selftests >&2 ||
+	htw_die "building the user-space programs and tests failed"
+
+read -r abi version root < <("$HTW_TOP/tools/qemu/fetch.sh") || htw_die "fetching Debian's kernels failed"
+kmaj=$(echo "$abi" | cut -d. -f1,2)
+
+runs=$HTW_TOP/build/runs
+dirs=()
+for f in $HTW_QEMU_FLAVOURS; do
+	run=$runs/debian-$kmaj-$f
+	mobj=$HTWHEEL_CACHE/module/debian-$abi-$f
+	kdir=$root/usr/src/linux-headers-$abi-$f
+	htw_log "building htwheel.ko against linux-headers-$abi-$f ($version)"
+	if ! "$HTW_TOP/tools/qemu/module.sh" "$kdir" "$mobj"; then
+		# A module that does not build is the project's failure, not the harness's.
+		rm -rf "$run"
+		mkdir -p "$run"
+		echo "module build against linux-headers-$abi-$f failed: see $mobj/build.log" >"$run/errors"
+		dirs+=("$run")
+		continue
+	fi
+	"$HTW_TOP/tools/qemu/initramfs.sh" "$mobj" "$mobj/initrd.gz" ||
+		htw_die "building the initramfs for $f failed"
+	htw_log "booting Debian's $abi-$f under qemu, $HTW_QEMU_CPUS CPUs (log: $run/console.log)"
+	"$HTW_TOP/tools/qemu/boot.sh" "$root/boot/vmlinuz-$abi-$f" "$mobj/initrd.gz" "$run" \
+		htw_mod=/htw/mod htw_bin="$HTW_TOP/build" \
+		${HTW_STRESS_SECONDS:+HTW_STRESS_SECONDS=$HTW_STRESS_SECONDS} ||
+		htw_die "could not boot $abi-$f"
+	while read -r w; do
+		echo "module build: $w" >>"$run/errors"
+	done <"$mobj/warnings"
+	cp "$mobj/build.log" "$run/module-build.log"
+	htw_log "  $f: qemu exit $(cat "$run/uml.rc"), $(cat "$run/seconds.txt") s"
+	dirs+=("$run")
+done
+
+printf '%s\n' "${dirs[@]}"
+if [ $report -eq 1 ]; then
+	exec python3 "$HTW_TOP/tools/uml/results.py" "${dirs[@]}" >&2
+fi
+exit 0

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Build htwheel.ko against one unpacked Debian header tree.
+#
+#   tools/qemu/module.sh KDIR OUTDIR
+#
+# The sources are mirrored into OUTDIR/src-mirror (like tools/uml/module.sh)
+# so the work tree stays clean; the modules end up in OUTDIR.  The build's
+# output goes to OUTDIR/build.log; every compiler or modpost warning is
+# also written to OUTDIR/warnings (empty when clean).  Exits non-zero only
+# when no htwheel.ko came out.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+kdir=$1 out=$2
+mkdir -p "$out"
+rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
+	--include 'Kbuild' --include 'src/***' --include 'include/***' \
+	--include 'tests/' --include 'tests/kunit/***' --exclude '*' \
+	"$HTW_TOP/" "$out/src-mirror/"
+rm -f "$out"/*.ko
+rc=0
+# Debian's headers name their compiler (gcc-12); W=1 as for UML.
+make -C "$kdir" M="$out/src-mirror" W=1 modules >"$out/build.log" 2>&1 || rc=$?
+sed "s|$out/src-mirror/||g" "$out/build.log" |
+	grep -E 'warning:|WARNING:|error:' >"$out/warnings" || true
+if [ $rc -ne 0 ]; then
+	tail -n 30 "$out/build.log" >&2
+	htw_die "module build against $kdir failed"
+fi
+find "$out/src-mirror" -maxdepth 1 -name '*.ko' -exec cp -p {} "$out/" \;
+[ -f "$out/htwheel.ko" ] || htw_die "no htwheel.ko built against $kdir"

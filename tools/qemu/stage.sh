@@ -1,0 +1,45 @@
+#!/bin/busybox sh
+# Stage run inside a qemu boot of a Debian kernel: load htwheel, run every
+# user-space test (device, library, stress) except the time-travel ones,
+# unload, and leave the results in $HTW_OUT in the layout of the UML runs
+# (selftests/NAME.tap and NAME.rc, errors, dmesg.txt) for results.py.
+#
+# From the kernel command line: htw_mod (directory of htwheel.ko), htw_bin
+# (the build directory, at its host path), htw_cpus (CPUs asked for),
+# htw_test_timeout (seconds per program).
+out=$HTW_OUT
+mkdir -p "$out/selftests"
+fail() { echo "$*" >>"$out/errors"; }
+
+uname -a >"$out/uname.txt"
+cpus=$(grep -c ^processor /proc/cpuinfo)
+echo "$cpus" >"$out/cpus.txt"
+[ "$cpus" -ge "${htw_cpus:-2}" ] || fail "only $cpus CPUs online, wanted ${htw_cpus:-2}"
+
+cd "$out" || exit 1
+insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
+[ -c /dev/htwheel ] || fail "no /dev/htwheel after insmod"
+[ -d /sys/kernel/slab/htw_timer ] || fail "no /sys/kernel/slab/htw_timer (booted without slab_nomerge?)"
+
+# The stress tests last: if one brings the kernel down, the others' results
+# are already out.
+tests=$(ls "$htw_bin"/tests/*_test | grep -v '_stress_test$'; ls "$htw_bin"/tests/*_stress_test 2>/dev/null)
+for t in $tests; do
+	[ -x "$t" ] || continue
+	n=${t##*/}
+	case "$n" in *_tt_test) continue ;; esac	# UML time travel only
+	echo "htwheel: running $n"
+	# If the kernel dies in this test, the host is left with this line.
+	echo "# $n: started; the boot ended before it did" >"$out/selftests/$n.tap"
+	sh /htw/ship.sh "selftests/$n.tap" $(ls errors 2>/dev/null)
+	(cd "$TMPDIR" && timeout -s KILL "${htw_test_timeout:-120}" "$t") \
+		>"$out/selftests/$n.tap" 2>&1
+	rc=$?
+	echo $rc >"$out/selftests/$n.rc"
+	[ $rc -eq 137 ] && fail "$n killed after ${htw_test_timeout:-120} s"
+	sh /htw/ship.sh "selftests/$n.tap" "selftests/$n.rc" $(ls errors 2>/dev/null)
+done
+
+rmmod htwheel || fail "rmmod htwheel failed"
+[ -d /sys/kernel/slab/htw_timer ] && fail "htw_timer slab still there after rmmod"
+exit 0
