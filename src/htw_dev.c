@@ -65,10 +65,10 @@ MODULE_PARM_DESC(max_user_timers, "Most live timers one user may hold over all f
  * @eventfd:  signalled on new records; RCU, changed under @lock
  * @quota:    the owning user's live timer count
  * @api_done: the handshake succeeded; set once under @lock
- * @buf:      bounce buffer for reads and drains, under @lock
+ * @buf:      bounce buffer for read(), under @lock
  */
 struct htw_file {
-	struct mutex lock;
+	struct mutex lock;	/* see above: setup, creation, eventfd, reads */
 	struct htw_wheel *wheel;
 	struct htw_geometry geo;
 	wait_queue_head_t wq;
@@ -121,8 +121,12 @@ static void htw_quota_put(struct htw_quota *quota)
 {
 	struct htw_user *u = container_of(quota, struct htw_user, quota);
 
-	if (!refcount_dec_and_lock(&u->refs, &htw_users_lock))
+	/* Under the lock: htw_quota_get() must not find a dying entry. */
+	spin_lock(&htw_users_lock);
+	if (!refcount_dec_and_test(&u->refs)) {
+		spin_unlock(&htw_users_lock);
 		return;
+	}
 	hash_del(&u->node);
 	spin_unlock(&htw_users_lock);
 	WARN_ON_ONCE(atomic_long_read(&u->quota.used));
@@ -170,10 +174,17 @@ static void htw_file_ready(struct htw_wheel *wheel, void *owner)
 	rcu_read_unlock();
 }
 
+/* The file's wheel if it exists yet, without a lock. */
+static struct htw_wheel *htw_file_peek_wheel(struct htw_file *hf)
+{
+	/* Pairs with the release in htw_file_wheel(): it is fully built. */
+	return smp_load_acquire(&hf->wheel);
+}
+
 /* The file's wheel, created with the current geometry on first use. */
 static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
 {
-	struct htw_wheel *wheel = smp_load_acquire(&hf->wheel);
+	struct htw_wheel *wheel = htw_file_peek_wheel(hf);
 
 	if (wheel)
 		return wheel;
@@ -183,6 +194,7 @@ static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
 		wheel = htw_wheel_create(&hf->geo, htw_file_ready, hf,
 					 GFP_KERNEL_ACCOUNT);
 		if (!IS_ERR(wheel))
+			/* Publish only once built; see htw_file_peek_wheel(). */
 			smp_store_release(&hf->wheel, wheel);
 	}
 	mutex_unlock(&hf->lock);
@@ -253,13 +265,12 @@ static int htw_setup(struct htw_file *hf, void __user *argp)
 	htw_setup_answer(&setup, &geo);
 
 	mutex_lock(&hf->lock);
-	if (hf->wheel) {
+	if (hf->wheel)
 		ret = -EBUSY;
-	} else if (copy_to_user(argp, &setup, sizeof(setup))) {
+	else if (copy_to_user(argp, &setup, sizeof(setup)))
 		ret = -EFAULT;
-	} else {
+	else
 		hf->geo = geo;
-	}
 	mutex_unlock(&hf->lock);
 	return ret;
 }
@@ -310,8 +321,16 @@ static int htw_batch_validate(void *buf, u64 uptr, u32 count, size_t size,
 	return 0;
 }
 
-static int htw_batch_header_check(u32 count, u64 uptr, size_t size)
+/*
+ * The header HTW_IOC_SCHEDULE and HTW_IOC_CANCEL share: flags, padding and
+ * reserved words zero, a count in range and an array user space can reach.
+ */
+static int htw_batch_header_check(u32 flags, u32 pad, const __u64 *reserved,
+				  size_t nreserved, u32 count, u64 uptr,
+				  size_t size)
 {
+	if (flags || pad || !htw_all_zero(reserved, nreserved))
+		return -EINVAL;
 	if (!count || count > HTW_BATCH_MAX)
 		return -EINVAL;
 	if (!access_ok(u64_to_user_ptr(uptr), array_size(count, size)))
@@ -410,10 +429,9 @@ static long htw_schedule(struct htw_file *hf, void __user *argp)
 
 	if (copy_from_user(&req, ureq, sizeof(req)))
 		return -EFAULT;
-	if (req.flags || req.pad ||
-	    !htw_all_zero(req.reserved, ARRAY_SIZE(req.reserved)))
-		return -EINVAL;
-	ret = htw_batch_header_check(req.count, req.entries, sizeof(*e));
+	ret = htw_batch_header_check(req.flags, req.pad, req.reserved,
+				     ARRAY_SIZE(req.reserved), req.count,
+				     req.entries, sizeof(*e));
 	if (ret)
 		return ret;
 	ctx.wheel = htw_file_wheel(hf);
@@ -475,14 +493,13 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 
 	if (copy_from_user(&req, ureq, sizeof(req)))
 		return -EFAULT;
-	if (req.flags || req.pad ||
-	    !htw_all_zero(req.reserved, ARRAY_SIZE(req.reserved)))
-		return -EINVAL;
-	ret = htw_batch_header_check(req.count, req.entries, sizeof(*e));
+	ret = htw_batch_header_check(req.flags, req.pad, req.reserved,
+				     ARRAY_SIZE(req.reserved), req.count,
+				     req.entries, sizeof(*e));
 	if (ret)
 		return ret;
 	/* No wheel yet: no timer either, and cancel does not create one. */
-	wheel = smp_load_acquire(&hf->wheel);
+	wheel = htw_file_peek_wheel(hf);
 	e = kmalloc_array(HTW_CHUNK, sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
@@ -521,7 +538,7 @@ static long htw_drain(struct htw_file *hf, void __user *argp)
 	if (req.count && clear_user(u64_to_user_ptr(req.entries),
 				    array_size(req.count, sizeof(*out))))
 		return -EFAULT;
-	wheel = smp_load_acquire(&hf->wheel);
+	wheel = htw_file_peek_wheel(hf);
 	if (!wheel)
 		return put_user(0ULL, &ureq->drained) ? -EFAULT : 0;
 	kbuf = kvmalloc_array(max_t(u32, req.count, 1), sizeof(*kbuf), GFP_KERNEL);
@@ -574,7 +591,7 @@ static void htw_stats_fill(struct htw_stats *st, const struct htw_geometry *geo,
 /* Statistics of a file whose wheel may not exist yet. */
 static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 {
-	struct htw_wheel *wheel = smp_load_acquire(&hf->wheel);
+	struct htw_wheel *wheel = htw_file_peek_wheel(hf);
 	struct htw_wheel_stats ws;
 	struct htw_geometry geo;
 
@@ -638,7 +655,7 @@ static long htw_set_eventfd(struct htw_file *hf, void __user *argp)
 
 static bool htw_file_has_ready(struct htw_file *hf)
 {
-	struct htw_wheel *wheel = smp_load_acquire(&hf->wheel);
+	struct htw_wheel *wheel = htw_file_peek_wheel(hf);
 
 	return wheel && htw_wheel_has_ready(wheel);
 }
@@ -839,7 +856,7 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(HTW_WHEEL_CANCEL_OK != HTW_CANCELLED);
 	BUILD_BUG_ON(HTW_WHEEL_CANCEL_FIRED != HTW_CANCEL_FIRED);
 	BUILD_BUG_ON(HTW_WHEEL_CANCEL_UNKNOWN != HTW_CANCEL_UNKNOWN);
-	BUILD_BUG_ON(HTW_LATE_BUCKETS != ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist));
+	BUILD_BUG_ON(ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist) != HTW_LATE_BUCKETS);
 	BUILD_BUG_ON(sizeof(struct htw_api) != 64);
 	BUILD_BUG_ON(sizeof(struct htw_setup) != 64);
 	BUILD_BUG_ON(sizeof(struct htw_timer_entry) != 48);

@@ -92,7 +92,8 @@ struct htw_ids {
  * - tick_lock serialises expiry processing (hrtimer callback and
  *   htw_wheel_run_tick()), consume, drain and the rare slow path of
  *   schedule.  Whoever holds it owns every HTW_TRANSIT timer; cancel that
- *   meets one takes tick_lock and looks again.
+ *   meets one takes and drops tick_lock (that run is then over) and looks
+ *   again.
  * - Each bucket lock guards its list and the occupancy bit of its bucket.
  *   schedule and cancel take only the one bucket they touch; the tick
  *   empties a bucket into a private list and re-links timers one bucket

@@ -555,7 +555,6 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 {
 	u32 id = htw_handle_id(wheel, handle), gen = handle >> 32;
 	enum htw_cancel_status ret = HTW_WHEEL_CANCEL_UNKNOWN;
-	bool tick_locked = false;
 	struct htw_timer *t;
 	u32 where;
 	int r;
@@ -581,21 +580,18 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 			}
 			continue;
 		case HTW_TRANSIT:
-			/* Its owner holds tick_lock: wait for it, then look again. */
-			if (!tick_locked) {
-				spin_lock_bh(&wheel->tick_lock);
-				tick_locked = true;
-				continue;
-			}
-			WARN_ON_ONCE(1);
-			goto out;
+			/*
+			 * Its owner holds tick_lock: once we have had the lock,
+			 * that run is over and the timer has a place; look again.
+			 */
+			spin_lock_bh(&wheel->tick_lock);
+			spin_unlock_bh(&wheel->tick_lock);
+			continue;
 		default:
 			goto out;
 		}
 	}
 out:
-	if (tick_locked)
-		spin_unlock_bh(&wheel->tick_lock);
 	rcu_read_unlock();
 	return ret;
 }

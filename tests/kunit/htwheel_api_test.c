@@ -30,10 +30,26 @@ struct htw_api_bad_case {
 	void (*spoil)(struct htw_api *api);
 };
 
-static void spoil_version_zero(struct htw_api *api) { api->api = 0; }
-static void spoil_version_next(struct htw_api *api) { api->api = HTW_API_VERSION + 1; }
-static void spoil_flags(struct htw_api *api) { api->flags = 1; }
-static void spoil_first_reserved(struct htw_api *api) { api->reserved[0] = 1; }
+static void spoil_version_zero(struct htw_api *api)
+{
+	api->api = 0;
+}
+
+static void spoil_version_next(struct htw_api *api)
+{
+	api->api = HTW_API_VERSION + 1;
+}
+
+static void spoil_flags(struct htw_api *api)
+{
+	api->flags = 1;
+}
+
+static void spoil_first_reserved(struct htw_api *api)
+{
+	api->reserved[0] = 1;
+}
+
 static void spoil_last_reserved(struct htw_api *api)
 {
 	api->reserved[ARRAY_SIZE(api->reserved) - 1] = 1ULL << 63;

@@ -8,7 +8,7 @@ HTW_KSRC=$HTWHEEL_CACHE/linux-$HTW_KVER
 HTW_JOBS=${HTW_JOBS:-$(nproc)}
 
 # Every package the harness needs, by the command or file that proves it is there.
-HTW_APT_PKGS="linux-source-$HTW_KVER bc flex bison libelf-dev libssl-dev busybox-static rsync python3 gcc make libc6-dev xz-utils patch pkg-config man-db groff-base"
+HTW_APT_PKGS="linux-source-$HTW_KVER bc flex bison libelf-dev libssl-dev busybox-static rsync python3 gcc make libc6-dev xz-utils patch pkg-config man-db groff-base sparse"
 
 htw_log() { printf '[htwheel] %s\n' "$*" >&2; }
 htw_die() { printf '[htwheel] error: %s\n' "$*" >&2; exit 1; }

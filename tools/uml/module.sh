@@ -16,10 +16,17 @@ rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 	--include 'Kbuild' --include 'src/***' --include 'include/***' \
 	--include 'tests/' --include 'tests/kunit/***' --exclude '*' \
 	"$HTW_TOP/" "$mobj/src-mirror/"
-# Build in the mirror; kbuild only recompiles what changed.
-if ! make -s -C "$kobj" M="$mobj/src-mirror" ARCH=um W=1 modules 2>&1 |
-	sed "s|$mobj/src-mirror/||g" >&2; then
+# Build in the mirror; kbuild only recompiles what changed.  Every file it
+# compiles also goes through sparse (C=1), and any warning, from gcc's W=1
+# or from sparse, fails the build.
+log=$mobj/build.log
+if ! make -s -C "$kobj" M="$mobj/src-mirror" ARCH=um W=1 C=1 modules >"$log" 2>&1; then
+	sed "s|$mobj/src-mirror/||g" "$log" >&2
 	htw_die "module build against um-$flavour failed"
+fi
+if grep -q 'warning:' "$log"; then
+	sed "s|$mobj/src-mirror/||g" "$log" >&2
+	htw_die "module build against um-$flavour has warnings"
 fi
 find "$mobj/src-mirror" -maxdepth 1 -name '*.ko' -exec cp -p {} "$mobj/" \;
 ls "$mobj"/*.ko >/dev/null
