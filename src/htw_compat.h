@@ -11,6 +11,7 @@
 #include <linux/eventfd.h>
 #include <linux/export.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/timer.h>
 
 /*
@@ -48,6 +49,29 @@ static inline void htw_eventfd_signal(struct eventfd_ctx *ctx)
 	eventfd_signal(ctx);
 #else
 	eventfd_signal(ctx, 1);
+#endif
+}
+
+/*
+ * A SLAB_TYPESAFE_BY_RCU cache normally keeps its free pointer after each
+ * object (the object may be read after free).  From 6.12 on it can live
+ * at @freeptr inside the object, a field no lockless reader looks at:
+ * eight bytes less per object.
+ */
+static inline struct kmem_cache *htw_cache_create_rcu(const char *name,
+						      unsigned int size,
+						      unsigned int freeptr,
+						      slab_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	struct kmem_cache_args args = {
+		.freeptr_offset = freeptr,
+		.use_freeptr_offset = true,
+	};
+
+	return kmem_cache_create(name, size, &args, flags | SLAB_TYPESAFE_BY_RCU);
+#else
+	return kmem_cache_create(name, size, 0, flags | SLAB_TYPESAFE_BY_RCU, NULL);
 #endif
 }
 

@@ -28,9 +28,10 @@ int htw_wheel_module_init(void)
 	 * a struct htw_timer while rcu_read_lock() is held, and the identity is
 	 * rechecked under that lock (htw_timer_is()).
 	 */
-	htw_timer_cache = kmem_cache_create("htw_timer", sizeof(struct htw_timer),
-					    0, SLAB_ACCOUNT | SLAB_TYPESAFE_BY_RCU,
-					    NULL);
+	/* Lookups after free read where, id and gen: never the cookie. */
+	htw_timer_cache = htw_cache_create_rcu("htw_timer", sizeof(struct htw_timer),
+					       offsetof(struct htw_timer, cookie),
+					       SLAB_ACCOUNT);
 	return htw_timer_cache ? 0 : -ENOMEM;
 }
 EXPORT_SYMBOL_NS_GPL(htw_wheel_module_init, HTWHEEL);
@@ -881,6 +882,24 @@ static void htw_wheel_free(struct htw_wheel *w)
 	kfree(w);
 }
 
+/*
+ * Tick 0 of the grid.  A real clock's grid sits on multiples of the tick
+ * (as the kernel's own timers sit on jiffies): anchored at the creation
+ * instant instead, every "now + whole ticks" timer scheduled right after
+ * it (a wheel is created by its first schedule) would land a hair after a
+ * tick boundary and wait a whole tick.  A manual (test) clock starts at
+ * the instant it was given, which the KUnit suites rely on.
+ */
+static u64 htw_grid_base(const struct htw_wheel *w)
+{
+	u64 now = htw_wheel_now(w), rem;
+
+	if (w->manual)
+		return now;
+	div64_u64_rem(now, w->geo.tick_ns, &rem);
+	return now - rem;
+}
+
 static struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 					 htw_ready_fn ready, void *owner,
 					 gfp_t gfp, bool manual, u64 now)
@@ -912,7 +931,7 @@ static struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 		htw_wheel_free(w);
 		return ERR_PTR(-ENOMEM);
 	}
-	w->base_ns = htw_wheel_now(w);
+	w->base_ns = htw_grid_base(w);
 	htw_tick_init(w);
 	return w;
 }
