@@ -275,6 +275,12 @@ static int htw_setup(struct htw_file *hf, void __user *argp)
 	return ret;
 }
 
+/* A bounce buffer for one step of a batch: no bigger than the batch. */
+static void *htw_chunk_alloc(u32 count, size_t size)
+{
+	return kmalloc_array(min_t(u32, count, HTW_CHUNK), size, GFP_KERNEL);
+}
+
 static int htw_copy_in_batch(void *dst, u64 uptr, size_t index, size_t n,
 			     size_t size)
 {
@@ -437,7 +443,7 @@ static long htw_schedule(struct htw_file *hf, void __user *argp)
 	ctx.wheel = htw_file_wheel(hf);
 	if (IS_ERR(ctx.wheel))
 		return PTR_ERR(ctx.wheel);
-	e = kmalloc_array(HTW_CHUNK, sizeof(*e), GFP_KERNEL);
+	e = htw_chunk_alloc(req.count, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 
@@ -500,7 +506,7 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 		return ret;
 	/* No wheel yet: no timer either, and cancel does not create one. */
 	wheel = htw_file_peek_wheel(hf);
-	e = kmalloc_array(HTW_CHUNK, sizeof(*e), GFP_KERNEL);
+	e = htw_chunk_alloc(req.count, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 

@@ -13,9 +13,10 @@ exec </dev/console >/dev/console 2>&1
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
-mount -t tmpfs tmpfs /tmp
-mount -t tmpfs tmpfs /run
-export HTW_OUT=/out HOME=/tmp TMPDIR=/tmp
+# The initramfs is itself writable: no tmpfs over /tmp, where the programs
+# may sit at their host paths (a work tree under the host's /tmp).
+/bin/busybox mkdir -p /scratch
+export HTW_OUT=/out HOME=/scratch TMPDIR=/scratch
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up
 
 # stty raw: no newline translation on the way out.
