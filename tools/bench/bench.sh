@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # `make bench`: build the lean um-bench kernel (cached), htwheel.ko and
 # htwheel_bench.ko for it, the user-space bench program; boot UML twice
-# (real time: everything; time travel: the idle hour) and print the table.
+# (real time: everything; time travel: the idle hour), then Debian's 6.1
+# generic kernel under qemu with 2 CPUs (tools/qemu/bench.sh: the same
+# benchmarks but the idle hour), and print the table.
 #
 # Environment: HTW_BENCH_N (user-space timers, default 100000),
 # HTW_BENCH_SIZES (in-kernel pending counts, default 1000,10000,100000,1000000),
-# HTW_UML_MEM (default 2G here).  Results: build/bench/.
+# HTW_UML_MEM (default 2G here), HTW_BENCH_SKIP_QEMU=1 (UML only).
+# Results: build/bench/.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tools/uml/common.sh"
@@ -49,5 +52,16 @@ htw_log "booting um-bench (time-travel=inf-cpu): an idle hour"
 "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 	"$out/run-tt" htw_set=tt htw_bench_mod="$mobj" time-travel=inf-cpu slab_nomerge
 
+qemu=()
+if [ "${HTW_BENCH_SKIP_QEMU:-0}" != 1 ]; then
+	htw_log "booting Debian's 6.1 generic kernel under qemu (2 CPUs): the same benchmarks"
+	qemu=(--qemu "$out/run-qemu")
+	rm -rf "$out/run-qemu"
+	if ! "$HTW_TOP/tools/qemu/bench.sh" "$out/run-qemu"; then
+		mkdir -p "$out/run-qemu"
+		echo "tools/qemu/bench.sh failed (see the log above)" >>"$out/run-qemu/errors"
+	fi
+fi
+
 python3 "$HTW_TOP/tools/bench/report.py" --out "$out" \
-	--elapsed "$(($(date +%s) - start))" "$out/run-rt" "$out/run-tt"
+	--elapsed "$(($(date +%s) - start))" "${qemu[@]}" "$out/run-rt" "$out/run-tt"

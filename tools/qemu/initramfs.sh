@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
 # Build the initramfs of a qemu test boot.
 #
-#   tools/qemu/initramfs.sh MODDIR OUT.cpio.gz
+#   tools/qemu/initramfs.sh MODDIR OUT.cpio.gz [STAGE [DIR...]]
 #
 # Holds busybox-static as /bin/busybox, tools/qemu/init.sh as /init,
-# tools/qemu/stage.sh as /htw/stage.sh, MODDIR/*.ko in /htw/mod, and every
-# statically linked program of build/ and build/tests/ at its host path
-# (so that tests which find their programs through the build directory
-# work as they do in UML).  Dynamically linked programs and scripts stay
-# out: they are listed on stderr.
+# STAGE (default tools/qemu/stage.sh) as /htw/stage.sh, MODDIR/*.ko in
+# /htw/mod, and every statically linked program of build/, build/tests/
+# and each further DIR (an absolute path) at its host path (so that tests
+# which find their programs through the build directory work as they do
+# in UML).  Dynamically linked programs and scripts stay out: they are
+# listed on stderr.  tools/qemu/bench.sh passes tools/bench/stage-bench.sh
+# and build/bench.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 moddir=$1 out=$2
+stage_script=${3:-$HTW_TOP/tools/qemu/stage.sh}
+shift $(($# < 3 ? $# : 3))
+[ -f "$stage_script" ] || htw_die "no stage script $stage_script"
+progs=("$HTW_TOP"/build/* "$HTW_TOP"/build/tests/*)
+for d in "$@"; do
+	case "$d" in /*) ;; *) htw_die "program directory $d is not an absolute path" ;; esac
+	progs+=("$d"/*)
+done
 bb=/bin/busybox
 [ -x $bb ] && $bb --list | grep -qx poweroff || htw_die "$bb is not busybox-static"
 stage=$(mktemp -d)
@@ -22,7 +32,7 @@ trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,sbin,usr/bin,usr/sbin,dev,proc,sys,tmp,run,out,htw/mod}
 cp $bb "$stage/bin/busybox"
 cp "$HTW_TOP/tools/qemu/init.sh" "$stage/init"
-cp "$HTW_TOP/tools/qemu/stage.sh" "$stage/htw/stage.sh"
+cp "$stage_script" "$stage/htw/stage.sh"
 cp "$HTW_TOP/tools/qemu/ship.sh" "$stage/htw/ship.sh"
 cp "$moddir"/*.ko "$stage/htw/mod/"
 # The console must exist before /init runs (devtmpfs is mounted by init).
@@ -34,7 +44,7 @@ is_static_elf() {
 }
 
 skipped=()
-for f in "$HTW_TOP"/build/* "$HTW_TOP"/build/tests/*; do
+for f in "${progs[@]}"; do
 	[ -f "$f" ] && [ -x "$f" ] || continue
 	if is_static_elf "$f"; then
 		mkdir -p "$stage$(dirname "$f")"

@@ -8,6 +8,9 @@
 # output goes to OUTDIR/build.log; every compiler or modpost warning is
 # also written to OUTDIR/warnings (empty when clean).  Exits non-zero only
 # when no htwheel.ko came out.
+#
+# With HTW_BENCH=1 in the environment the in-kernel benchmark module,
+# htwheel_bench.ko (tools/bench/kmod), is built too (tools/qemu/bench.sh).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -15,12 +18,15 @@ kdir=$1 out=$2
 mkdir -p "$out"
 rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
 	--include 'Kbuild' --include 'src/***' --include 'include/***' \
-	--include 'tests/' --include 'tests/kunit/***' --exclude '*' \
-	"$HTW_TOP/" "$out/src-mirror/"
+	--include 'tests/' --include 'tests/kunit/***' \
+	--include 'tools/' --include 'tools/bench/' --include 'tools/bench/kmod/***' \
+	--exclude '*' "$HTW_TOP/" "$out/src-mirror/"
 rm -f "$out"/*.ko
 rc=0
 # Debian's headers name their compiler (gcc-12); W=1 as for UML.
-make -C "$kdir" M="$out/src-mirror" W=1 modules >"$out/build.log" 2>&1 || rc=$?
+bench=()
+[ -n "${HTW_BENCH:-}" ] && bench=(HTW_BENCH=1)
+make -C "$kdir" M="$out/src-mirror" W=1 "${bench[@]}" modules >"$out/build.log" 2>&1 || rc=$?
 sed "s|$out/src-mirror/||g" "$out/build.log" |
 	grep -E 'warning:|WARNING:|error:' >"$out/warnings" || true
 if [ $rc -ne 0 ]; then

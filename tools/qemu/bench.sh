@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The qemu part of `make bench`: the same benchmarks as in UML, on Debian's
+# 6.1 generic kernel under qemu with 2 CPUs, where a system call costs
+# about what it does on hardware (~0.8 us, against ~31 us in UML).
+#
+#   tools/qemu/bench.sh RUNDIR
+#
+# Builds htwheel.ko and htwheel_bench.ko against the Debian headers
+# (tools/qemu/module.sh with HTW_BENCH=1), an initramfs whose stage is the
+# UML bench stage, tools/bench/stage-bench.sh (htw_set=rt: in-kernel bench,
+# then htwheel_ubench sched, deliver, mem and a short idle window; the idle
+# hour needs UML's time travel and is not run), boots once and leaves the
+# raw results in RUNDIR for tools/bench/report.py --qemu.  Logs go to
+# stderr.  Exits non-zero only when the harness itself could not run; a
+# benchmark that failed in the guest is in RUNDIR/errors.
+#
+# Under TCG the guest's absolute times are those of emulated code: only
+# ratios measured within the one boot mean anything.
+#
+# HTW_QEMU_BENCH_FLAVOUR (amd64), HTW_QEMU_BENCH_N (user-space timers,
+# default $HTW_BENCH_N or 100000), HTW_QEMU_BENCH_SIZES (in-kernel pending
+# counts, default $HTW_BENCH_SIZES or 1000,10000,100000,1000000),
+# HTW_QEMU_TIMEOUT (default 300 here),
+# and the settings of tools/qemu/check.sh (HTW_QEMU_CPUS, HTW_QEMU_MEM,
+# HTW_QEMU_ACCEL, HTW_DEBIAN_ABI/VERSION) tune it.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+[ $# -eq 1 ] || htw_die "usage: $0 RUNDIR"
+run=$1
+flavour=${HTW_QEMU_BENCH_FLAVOUR:-amd64}
+n=${HTW_QEMU_BENCH_N:-${HTW_BENCH_N:-100000}}
+sizes=${HTW_QEMU_BENCH_SIZES:-${HTW_BENCH_SIZES:-1000,10000,100000,1000000}}
+export HTW_QEMU_TIMEOUT=${HTW_QEMU_TIMEOUT:-300}
+
+htw_qemu_deps
+make -s -C "$HTW_TOP" bench-progs >&2 || htw_die "building the user-space bench program failed"
+
+read -r abi version root < <("$HTW_TOP/tools/qemu/fetch.sh") || htw_die "fetching Debian's kernels failed"
+kdir=$root/usr/src/linux-headers-$abi-$flavour
+mobj=$HTWHEEL_CACHE/module/debian-$abi-$flavour-bench
+htw_log "building htwheel.ko and htwheel_bench.ko against linux-headers-$abi-$flavour ($version)"
+HTW_BENCH=1 "$HTW_TOP/tools/qemu/module.sh" "$kdir" "$mobj" ||
+	htw_die "module build against linux-headers-$abi-$flavour failed: see $mobj/build.log"
+"$HTW_TOP/tools/qemu/initramfs.sh" "$mobj" "$mobj/initrd.gz" \
+	"$HTW_TOP/tools/bench/stage-bench.sh" "$HTW_TOP/build/bench" ||
+	htw_die "building the bench initramfs failed"
+
+htw_log "booting Debian's $abi-$flavour under qemu, $HTW_QEMU_CPUS CPUs: benchmarks (log: $run/console.log)"
+"$HTW_TOP/tools/qemu/boot.sh" "$root/boot/vmlinuz-$abi-$flavour" "$mobj/initrd.gz" "$run" \
+	htw_set=rt htw_bench_mod=/htw/mod htw_bin="$HTW_TOP/build" \
+	htw_bench_n="$n" htw_bench_sizes="$sizes" || htw_die "could not boot $abi-$flavour"
+accel=tcg
+[ "${HTW_QEMU_ACCEL:-tcg}" = kvm ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] && accel=kvm
+printf 'debian %s %s %s %s\n' "$abi-$flavour" "$version" "$HTW_QEMU_CPUS" "$accel" >"$run/qemu.txt"
+htw_log "  qemu exit $(cat "$run/uml.rc"), $(cat "$run/seconds.txt") s"
+[ "$(cat "$run/uml.rc")" = 0 ] || echo "qemu exited with $(cat "$run/uml.rc") (see console.log)" >>"$run/errors"
+exit 0
