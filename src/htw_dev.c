@@ -298,19 +298,26 @@ static int htw_copy_out_batch(u64 uptr, size_t index, const void *src,
 }
 
 /*
- * First pass over a batch: read every entry and check it with @check
- * before anything changes, so that a bad entry anywhere fails the whole
- * call with nothing done.
+ * What a batch is checked against: the geometry the wheel has (or will
+ * have) and one clock reading; @wheel is set once the batch is valid.
  */
 struct htw_check_ctx {
+	struct htw_geometry geo;
 	struct htw_wheel *wheel;
 	u64 now;
 };
 
+/*
+ * First pass over a batch: read every entry and check it with @check
+ * before anything changes, so that a bad entry anywhere fails the whole
+ * call with nothing done.  With @writable, also write each step back
+ * unchanged: an array whose results could not be stored is refused
+ * before anything is done rather than after.
+ */
 static int htw_batch_validate(void *buf, u64 uptr, u32 count, size_t size,
 			      int (*check)(const void *entry,
 					   const struct htw_check_ctx *ctx),
-			      const struct htw_check_ctx *ctx)
+			      const struct htw_check_ctx *ctx, bool writable)
 {
 	u32 done, i;
 	int ret;
@@ -321,6 +328,8 @@ static int htw_batch_validate(void *buf, u64 uptr, u32 count, size_t size,
 		ret = htw_copy_in_batch(buf, uptr, done, n, size);
 		for (i = 0; !ret && i < n; i++)
 			ret = check(buf + i * size, ctx);
+		if (!ret && writable)
+			ret = htw_copy_out_batch(uptr, done, buf, n, size);
 		if (ret)
 			return ret;
 	}
@@ -357,7 +366,7 @@ static int htw_entry_to_spec(const struct htw_timer_entry *e,
 		spec->deadline_ns = e->expires;
 	else if (check_add_overflow(ctx->now, e->expires, &spec->deadline_ns))
 		return -EOVERFLOW;
-	return htw_wheel_check_spec(ctx->wheel, spec);
+	return htw_spec_check(&ctx->geo, spec);
 }
 
 static int htw_timer_entry_check(const void *entry,
@@ -425,6 +434,52 @@ static long htw_schedule_batch(const struct htw_check_ctx *ctx,
 	return done ? done : ret;
 }
 
+/* The geometry of the file's wheel, or of the wheel it will get. */
+static void htw_file_geometry(struct htw_file *hf, struct htw_geometry *geo)
+{
+	struct htw_wheel *wheel = htw_file_peek_wheel(hf);
+
+	if (wheel) {
+		htw_wheel_geometry(wheel, geo);
+		return;
+	}
+	mutex_lock(&hf->lock);
+	*geo = hf->geo;
+	mutex_unlock(&hf->lock);
+}
+
+/*
+ * Check the whole batch, then get the wheel: a refused batch must not
+ * create it (that would lock out HTW_IOC_SETUP).  If a concurrent setup
+ * changed the geometry meanwhile, check again against the wheel's own.
+ */
+static int htw_schedule_prepare(struct htw_file *hf, struct htw_check_ctx *ctx,
+				struct htw_timer_entry *e,
+				const struct htw_schedule *req)
+{
+	struct htw_geometry now_geo;
+	int ret, tries;
+
+	htw_file_geometry(hf, &ctx->geo);
+	for (tries = 0; tries < 2; tries++) {
+		/* One clock reading for the batch: its delays share one origin. */
+		ctx->now = htw_clock_now(ctx->geo.clockid);
+		ret = htw_batch_validate(e, req->entries, req->count, sizeof(*e),
+					 htw_timer_entry_check, ctx, false);
+		if (ret)
+			return ret;
+		ctx->wheel = htw_file_wheel(hf);
+		if (IS_ERR(ctx->wheel))
+			return PTR_ERR(ctx->wheel);
+		htw_wheel_geometry(ctx->wheel, &now_geo);
+		if (now_geo.clockid == ctx->geo.clockid &&
+		    now_geo.tick_ns == ctx->geo.tick_ns)
+			return 0;
+		ctx->geo = now_geo;
+	}
+	return -EBUSY;	/* unreachable: a wheel's geometry never changes */
+}
+
 static long htw_schedule(struct htw_file *hf, void __user *argp)
 {
 	struct htw_schedule __user *ureq = argp;
@@ -440,17 +495,11 @@ static long htw_schedule(struct htw_file *hf, void __user *argp)
 				     req.entries, sizeof(*e));
 	if (ret)
 		return ret;
-	ctx.wheel = htw_file_wheel(hf);
-	if (IS_ERR(ctx.wheel))
-		return PTR_ERR(ctx.wheel);
 	e = htw_chunk_alloc(req.count, sizeof(*e));
 	if (!e)
 		return -ENOMEM;
 
-	/* One clock reading for the batch: its delays share one origin. */
-	ctx.now = htw_wheel_now(ctx.wheel);
-	ret = htw_batch_validate(e, req.entries, req.count, sizeof(*e),
-				 htw_timer_entry_check, &ctx);
+	ret = htw_schedule_prepare(hf, &ctx, e, &req);
 	if (!ret)
 		ret = htw_schedule_batch(&ctx, e, req.entries, req.count);
 	kfree(e);
@@ -511,7 +560,10 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 		return -ENOMEM;
 
 	ret = htw_batch_validate(e, req.entries, req.count, sizeof(*e),
-				 htw_cancel_entry_check, NULL);
+				 htw_cancel_entry_check, NULL, true);
+	/* The count is written after the cancels: make sure it can be. */
+	if (!ret && put_user(0U, &ureq->cancelled))
+		ret = -EFAULT;
 	if (!ret)
 		ret = htw_cancel_batch(wheel, e, req.entries, req.count);
 	kfree(e);
@@ -520,15 +572,35 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 	return ret < 0 ? ret : 0;
 }
 
+/* Copy drain descriptions out in small steps through the stack. */
+static int htw_drain_copy_out(u64 uptr, const struct htw_wheel_unexpired *in,
+			      size_t n)
+{
+	struct htw_unexpired out[16];
+	size_t done, i, k;
+
+	for (done = 0; done < n; done += k) {
+		k = min(n - done, ARRAY_SIZE(out));
+		memset(out, 0, sizeof(out));
+		for (i = 0; i < k; i++) {
+			out[i].cookie = in[done + i].cookie;
+			out[i].handle = in[done + i].handle;
+			out[i].remaining_ns = in[done + i].remaining_ns;
+		}
+		if (htw_copy_out_batch(uptr, done, out, k, sizeof(out[0])))
+			return -EFAULT;
+	}
+	return 0;
+}
+
 static long htw_drain(struct htw_file *hf, void __user *argp)
 {
 	struct htw_drain __user *ureq = argp;
 	struct htw_wheel_unexpired *kbuf;
-	struct htw_unexpired *out;
 	struct htw_wheel *wheel;
 	struct htw_drain req;
-	size_t n, i, total;
-	long ret = 0;
+	size_t total;
+	long ret;
 
 	if (copy_from_user(&req, ureq, sizeof(req)))
 		return -EFAULT;
@@ -538,35 +610,26 @@ static long htw_drain(struct htw_file *hf, void __user *argp)
 	if (req.count > HTW_BATCH_MAX || (!req.count && req.entries))
 		return -EINVAL;
 	/*
-	 * Make sure the whole destination is writable before cancelling
-	 * anything: a drain that cannot report must not happen.
+	 * Make sure everything written afterwards is writable before
+	 * cancelling anything: a drain that cannot report must not happen.
 	 */
 	if (req.count && clear_user(u64_to_user_ptr(req.entries),
-				    array_size(req.count, sizeof(*out))))
+				    array_size(req.count, sizeof(struct htw_unexpired))))
+		return -EFAULT;
+	if (put_user(0ULL, &ureq->drained))
 		return -EFAULT;
 	wheel = htw_file_peek_wheel(hf);
 	if (!wheel)
-		return put_user(0ULL, &ureq->drained) ? -EFAULT : 0;
-	kbuf = kvmalloc_array(max_t(u32, req.count, 1), sizeof(*kbuf), GFP_KERNEL);
-	out = kvmalloc_array(max_t(u32, req.count, 1), sizeof(*out), GFP_KERNEL);
-	if (!kbuf || !out) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
+		return 0;
+	/* Sized by the caller's room, charged to the caller's memcg. */
+	kbuf = kvmalloc_array(max_t(u32, req.count, 1), sizeof(*kbuf),
+			      GFP_KERNEL_ACCOUNT);
+	if (!kbuf)
+		return -ENOMEM;
 	total = htw_wheel_drain(wheel, kbuf, req.count);
-	n = min_t(size_t, total, req.count);
-	memset(out, 0, n * sizeof(*out));
-	for (i = 0; i < n; i++) {
-		out[i].cookie = kbuf[i].cookie;
-		out[i].handle = kbuf[i].handle;
-		out[i].remaining_ns = kbuf[i].remaining_ns;
-	}
-	if (n && copy_to_user(u64_to_user_ptr(req.entries), out, n * sizeof(*out)))
+	ret = htw_drain_copy_out(req.entries, kbuf, min_t(size_t, total, req.count));
+	if (!ret && put_user((u64)total, &ureq->drained))
 		ret = -EFAULT;
-	else if (put_user((u64)total, &ureq->drained))
-		ret = -EFAULT;
-out_free:
-	kvfree(out);
 	kvfree(kbuf);
 	return ret;
 }
@@ -814,10 +877,14 @@ static int htw_open(struct inode *inode, struct file *file)
 	hf->geo.quota = hf->quota;
 	/* Module parameters may be nonsense: fall back to what always works. */
 	if (htw_geometry_normalise(&hf->geo)) {
-		hf->geo.tick_ns = NSEC_PER_MSEC;
+		hf->geo.tick_ns = max_t(u64, NSEC_PER_MSEC, hrtimer_resolution);
 		hf->geo.slots = 512;
-		hf->geo.max_pending = min_t(u64, hf->geo.max_pending ?: 1, HTW_MAX_PENDING);
-		htw_geometry_normalise(&hf->geo);
+		hf->geo.max_pending = clamp_t(u64, hf->geo.max_pending, 1, HTW_MAX_PENDING);
+		if (WARN_ON_ONCE(htw_geometry_normalise(&hf->geo))) {
+			htw_quota_put(hf->quota);
+			kfree(hf);
+			return -EINVAL;
+		}
 	}
 	file->private_data = hf;
 	return stream_open(inode, file);

@@ -36,6 +36,8 @@ static inline enum htw_state htw_where_state(u32 where)
 
 #define HTW_TF_CANCELLED	0x1	/* periodic: no further periods */
 
+#define HTW_HANDLE_KEY_TOP	0x80000000U	/* ids stay below it */
+
 /*
  * One timer: 64 bytes on 64-bit.  It is its own ready record, so the tick
  * never allocates.  A periodic timer leaves the buckets when it fires and
@@ -138,6 +140,8 @@ struct htw_wheel {
 	unsigned long *occupied;	/* one bit per bucket */
 	struct htw_ids ids;
 	u32 handle_key;		/* scrambles the id half of handles */
+	u32 gen_key;		/* scrambles the generation half */
+	u64 max_tick;		/* last tick an unrounded deadline can give */
 
 	atomic64_t live;	/* allocated timers, for max_pending */
 	atomic64_t pending;

@@ -77,13 +77,19 @@ void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
 }
 EXPORT_SYMBOL_NS_GPL(htw_wheel_geometry, HTWHEEL);
 
+u64 htw_clock_now(clockid_t clockid)
+{
+	if (clockid == CLOCK_BOOTTIME)
+		return ktime_get_boottime_ns();
+	return ktime_get_ns();
+}
+EXPORT_SYMBOL_NS_GPL(htw_clock_now, HTWHEEL);
+
 u64 htw_wheel_now(const struct htw_wheel *wheel)
 {
 	if (wheel->manual)
 		return READ_ONCE(wheel->manual_now);
-	if (wheel->geo.clockid == CLOCK_BOOTTIME)
-		return ktime_get_boottime_ns();
-	return ktime_get_ns();
+	return htw_clock_now(wheel->geo.clockid);
 }
 EXPORT_SYMBOL_NS_GPL(htw_wheel_now, HTWHEEL);
 
@@ -113,14 +119,19 @@ u64 htw_tick_time(const struct htw_wheel *w, u64 tick)
 static u64 htw_expiry_tick(const struct htw_wheel *w, u64 deadline,
 			   u8 slack_shift)
 {
-	u64 rem, tick;
+	u64 rem, tick, rounded;
 
 	if (deadline <= w->base_ns)
 		return 0;
 	tick = div64_u64_rem(deadline - w->base_ns, w->geo.tick_ns, &rem);
 	if (rem)
 		tick++;
-	return round_up(tick, 1ULL << slack_shift);
+	/*
+	 * The levels hold every tick an unrounded deadline can give
+	 * (htw_geometry_normalise()); slack must not round past them.
+	 */
+	rounded = round_up(tick, 1ULL << slack_shift);
+	return rounded <= w->max_tick ? rounded : tick;
 }
 
 /*
@@ -146,7 +157,12 @@ u32 htw_place(const struct htw_wheel *w, u64 expires, u64 clk, u64 *point)
 {
 	u64 tick = max(expires, clk + 1);
 	u32 level = (fls64(tick - clk) - 1) / w->slot_bits;
-	u32 shift = level * w->slot_bits;
+	u32 shift;
+
+	/* Never past the last level: see htw_expiry_tick(). */
+	if (WARN_ON_ONCE(level >= w->geo.levels))
+		level = w->geo.levels - 1;
+	shift = level * w->slot_bits;
 
 	*point = (tick >> shift) << shift;
 	return level * w->geo.slots + (u32)((tick >> shift) & w->slot_mask);
@@ -307,18 +323,25 @@ static void htw_ids_free(struct htw_ids *ids)
 }
 
 /*
- * The index half is scrambled with a per-wheel key: handles of another
- * wheel then decode to ids this wheel almost surely never issued, so a
- * foreign handle is refused instead of naming one of our timers.
+ * Both halves are scrambled with per-wheel keys: another wheel's handle
+ * decodes here to an id this wheel almost surely never issued and to a
+ * generation that almost surely does not match, so it is refused instead
+ * of naming one of our timers.  The id key has its top bit set and ids are
+ * below 2^31, so the id half, and the handle, is never 0.
  */
 static u64 htw_handle(const struct htw_wheel *w, const struct htw_timer *t)
 {
-	return (u64)t->gen << 32 | (t->id ^ w->handle_key);
+	return (u64)(t->gen ^ w->gen_key) << 32 | (t->id ^ w->handle_key);
 }
 
 static u32 htw_handle_id(const struct htw_wheel *w, u64 handle)
 {
 	return (u32)handle ^ w->handle_key;
+}
+
+static u32 htw_handle_gen(const struct htw_wheel *w, u64 handle)
+{
+	return (handle >> 32) ^ w->gen_key;
 }
 
 /*
@@ -472,14 +495,14 @@ static void htw_insert(struct htw_wheel *w, struct htw_timer *t)
 		htw_arm_at_most(w, point);
 }
 
-int htw_wheel_check_spec(const struct htw_wheel *wheel,
-			 const struct htw_timer_spec *spec)
+int htw_spec_check(const struct htw_geometry *geo,
+		   const struct htw_timer_spec *spec)
 {
-	if (spec->period_ns && spec->period_ns < wheel->geo.tick_ns)
+	if (spec->period_ns && spec->period_ns < geo->tick_ns)
 		return -EINVAL;
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_check_spec, HTWHEEL);
+EXPORT_SYMBOL_NS_GPL(htw_spec_check, HTWHEEL);
 
 int htw_wheel_schedule(struct htw_wheel *wheel,
 		       const struct htw_timer_spec *spec, u64 *handle)
@@ -487,7 +510,7 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 	struct htw_timer *t;
 
 	might_sleep();
-	if (htw_wheel_check_spec(wheel, spec))
+	if (htw_spec_check(&wheel->geo, spec))
 		return -EINVAL;
 	if (atomic64_read(&wheel->live) >= wheel->geo.max_pending)
 		return -ENOSPC;
@@ -514,8 +537,17 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 			       u32 id, u32 gen, u32 where)
 {
 	u32 bucket = where & HTW_WHERE_BUCKET_MASK;
-	struct htw_bucket *bk = &w->buckets[bucket];
+	struct htw_bucket *bk;
 	bool found;
+
+	/*
+	 * The object may have been freed and reused by another wheel since
+	 * we read @where (SLAB_TYPESAFE_BY_RCU): check the bucket is ours
+	 * before taking its lock; htw_timer_is() then checks the rest.
+	 */
+	if (bucket >= w->geo.levels * w->geo.slots)
+		return false;
+	bk = &w->buckets[bucket];
 
 	spin_lock_bh(&bk->lock);
 	found = htw_timer_is(w, t, id, gen, where);
@@ -554,7 +586,7 @@ static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
 
 enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 {
-	u32 id = htw_handle_id(wheel, handle), gen = handle >> 32;
+	u32 id = htw_handle_id(wheel, handle), gen = htw_handle_gen(wheel, handle);
 	enum htw_cancel_status ret = HTW_WHEEL_CANCEL_UNKNOWN;
 	struct htw_timer *t;
 	u32 where;
@@ -647,6 +679,18 @@ static u32 htw_overrun(const struct htw_timer *t, u64 now)
 	return min_t(u64, div64_u64(now - t->deadline_ns, t->period_ns), U32_MAX);
 }
 
+/* A periodic timer that will come back after this record is consumed. */
+static bool htw_still_periodic(const struct htw_timer *t, u64 now)
+{
+	u64 step, next;
+
+	if (!t->period_ns || (t->flags & HTW_TF_CANCELLED))
+		return false;
+	/* The same arithmetic as htw_rearm_periodic(). */
+	return !check_mul_overflow((u64)htw_overrun(t, now) + 1, t->period_ns, &step) &&
+	       !check_add_overflow(t->deadline_ns, step, &next);
+}
+
 size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 			    struct htw_wheel_expiry *out, size_t max)
 {
@@ -664,7 +708,8 @@ size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 			.deadline_ns = t->deadline_ns,
 			.fired_ns = t->fired_ns,
 			.overrun = htw_overrun(t, now),
-			.flags = t->period_ns ? HTW_WHEEL_EXPIRY_PERIODIC : 0,
+			.flags = htw_still_periodic(t, now) ?
+				 HTW_WHEEL_EXPIRY_PERIODIC : 0,
 		};
 		n++;
 	}
@@ -916,7 +961,9 @@ static struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 		kfree(w);
 		return ERR_PTR(-EINVAL);
 	}
-	w->handle_key = get_random_u32();
+	w->handle_key = get_random_u32() | HTW_HANDLE_KEY_TOP;
+	w->gen_key = get_random_u32();
+	w->max_tick = div64_u64(U64_MAX, w->geo.tick_ns) + 1;
 	w->slot_bits = ilog2(w->geo.slots);
 	w->slot_mask = w->geo.slots - 1;
 	w->ready = ready;
@@ -1005,7 +1052,7 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 	spin_lock_bh(&w->tick_lock);	/* no run, nothing in transit */
 	rcu_read_lock();
 	t = htw_id_lookup(&w->ids, htw_handle_id(w, handle));
-	if (t && t->gen == handle >> 32) {
+	if (t && t->gen == htw_handle_gen(w, handle)) {
 		where = READ_ONCE(t->where);
 		bucket = where & HTW_WHERE_BUCKET_MASK;
 		p->state = htw_where_state(where);

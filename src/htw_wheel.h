@@ -124,18 +124,20 @@ void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
 int htw_geometry_normalise(struct htw_geometry *geo);
 
 u64 htw_wheel_now(const struct htw_wheel *wheel);
+/* The time on @clockid as wheels on that clock see it. */
+u64 htw_clock_now(clockid_t clockid);
 
 /*
  * Process context, may sleep.  Returns 0 and sets *handle, or
  * -ENOSPC (max_pending live timers already), -EDQUOT (the quota is
- * used up), -ENOMEM, or -EINVAL (htw_wheel_check_spec()).  On error
+ * used up), -ENOMEM, or -EINVAL (htw_spec_check()).  On error
  * nothing changed, statistics included.  Never blocks on the tick.
  */
 int htw_wheel_schedule(struct htw_wheel *wheel,
 		       const struct htw_timer_spec *spec, u64 *handle);
-/* -EINVAL for a spec this wheel would refuse whatever its state. */
-int htw_wheel_check_spec(const struct htw_wheel *wheel,
-			 const struct htw_timer_spec *spec);
+/* -EINVAL for a spec a wheel of @geo would refuse whatever its state. */
+int htw_spec_check(const struct htw_geometry *geo,
+		   const struct htw_timer_spec *spec);
 /*
  * Any handle value is safe to pass.  A one-shot's handle is UNKNOWN once
  * its record was consumed; a periodic timer's stays FIRED while a record

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
@@ -584,6 +585,98 @@ TEST_F(wheel, forked_child_shares_the_instance)
 	fcntl(self->fd, F_SETFL, O_NONBLOCK);
 	EXPECT_EQ(-1, read(self->fd, &rec, sizeof(rec)));
 	EXPECT_EQ(EAGAIN, errno);
+}
+
+TEST(far_deadline_with_huge_slack_stays_in_the_wheel)
+{
+	static const struct htw_setup geos[] = {
+		{ .clockid = CLOCK_MONOTONIC },				/* defaults */
+		{ .clockid = CLOCK_MONOTONIC, .tick_ns = 100000, .slots = 64 },
+		{ .clockid = CLOCK_MONOTONIC, .tick_ns = 10000, .slots = 4 },
+	};
+
+	for (size_t g = 0; g < sizeof(geos) / sizeof(geos[0]); g++) {
+		struct htw_setup setup = geos[g];
+		struct htw_timer_entry e;
+		uint32_t result = POISON;
+		int fd = htw_test_open(0);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, ioctl(fd, HTW_IOC_SETUP, &setup));
+		/* Slack may round the last tick up: never past the last level. */
+		entry(&e, 1, ~0ULL);
+		e.flags = HTW_TIMER_ABSTIME;
+		e.slack_ns = ~0ULL;
+		ASSERT_EQ(1, schedule(fd, &e, 1));
+		EXPECT_EQ(0, cancel_one(fd, e.handle, &result));
+		EXPECT_EQ(HTW_CANCELLED, result);
+		close(fd);
+	}
+}
+
+TEST_F(wheel, refused_schedule_leaves_setup_possible)
+{
+	struct htw_setup setup = { .clockid = CLOCK_MONOTONIC, .tick_ns = 2 * MS };
+	struct htw_timer_entry e;
+
+	entry(&e, 1, MS);
+	e.pad = 1;
+	EXPECT_EQ(-1, schedule(self->fd, &e, 1));
+	EXPECT_EQ(EINVAL, errno);
+	e.pad = 0;
+	e.expires = ~0ULL;
+	EXPECT_EQ(-1, schedule(self->fd, &e, 1));
+	EXPECT_EQ(EOVERFLOW, errno);
+	/* Nothing was scheduled, so the wheel was not created either. */
+	EXPECT_EQ(0, ioctl(self->fd, HTW_IOC_SETUP, &setup));
+}
+
+TEST_F(wheel, unwritable_results_refused_before_acting)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct htw_cancel_entry *ce;
+	struct htw_cancel *creq;
+	struct htw_drain *dreq;
+	struct htw_stats st;
+	char *ro;
+
+	ro = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ce = (void *)ro;
+	creq = (void *)(ro + 256);
+	dreq = (void *)(ro + 512);
+	ce->handle = schedule_one(self->fd, 1, HOUR);
+	ASSERT_NE(0, ce->handle);
+	creq->entries = (uintptr_t)ce;
+	creq->count = 1;
+	ASSERT_EQ(0, mprotect(ro, page, PROT_READ));
+	/* The results could not be written: nothing may be cancelled. */
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_CANCEL, creq));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(-1, ioctl(self->fd, HTW_IOC_DRAIN, dreq));
+	EXPECT_EQ(EFAULT, errno);
+	ASSERT_EQ(0, stats(self->fd, &st));
+	EXPECT_EQ(1, st.pending);
+	EXPECT_EQ(0, st.cancelled);
+	munmap(ro, page);
+}
+
+TEST_F(wheel, cancelled_periodic_record_is_not_periodic)
+{
+	struct htw_timer_entry e;
+	struct htw_expiry rec;
+	uint32_t result;
+
+	entry(&e, 9, 2 * MS);
+	e.period_ns = 2 * MS;
+	ASSERT_EQ(1, schedule(self->fd, &e, 1));
+	ASSERT_EQ(1, wait_readable(self->fd, 2000));
+	ASSERT_EQ(0, cancel_one(self->fd, e.handle, &result));
+	EXPECT_EQ(HTW_CANCELLED, result);
+	/* Its last record still comes, saying no more will. */
+	ASSERT_EQ(sizeof(rec), read(self->fd, &rec, sizeof(rec)));
+	EXPECT_EQ(9, rec.cookie);
+	EXPECT_EQ(0, rec.flags & HTW_EXPIRY_PERIODIC);
 }
 
 /* Every refused input returns its errno and leaves the statistics alone. */

@@ -232,7 +232,7 @@ struct htw_eventfd {
 };
 
 /* struct htw_expiry flags */
-#define HTW_EXPIRY_PERIODIC	0x1	/* the timer is periodic and still armed */
+#define HTW_EXPIRY_PERIODIC	0x1	/* periodic, and will fire again */
 
 /**
  * struct htw_expiry - one record returned by read()
