@@ -235,6 +235,23 @@ TEST_F(cli, device_missing)
 	EXPECT_EQ(3, self->r.status);
 }
 
+/*
+ * A device that refuses the handshake (/dev/urandom answers EINVAL to any
+ * ioctl it does not know, as a module of another API version would): not
+ * a geometry problem, but a device this program cannot use.
+ */
+TEST_F(cli, handshake_refused)
+{
+	if (access("/dev/urandom", R_OK | W_OK))
+		SKIP(return, "/dev/urandom: %s", strerror(errno));
+	run_in(&self->r, NULL, "HTWHEEL_DEVICE=/dev/urandom",
+	       (const char *const[]){ "info", NULL });
+	EXPECT_EQ(3, self->r.status);
+	EXPECT_EQ(1, lines(self->r.err)) TH_LOG("%s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.err, "refused the API handshake"));
+	EXPECT_EQ(NULL, strstr(self->r.err, "geometry"));
+}
+
 TEST_F(cli, geometry_refused)
 {
 	RUN(&self->r, "stats", "--tick", "1ns");
@@ -327,6 +344,32 @@ TEST_F(cli, watch_reads_commands)
 	EXPECT_LE(1, count(self->r.out, "fired two "));
 	EXPECT_NE(NULL, strstr(self->r.out, "cancel three: cancelled"));
 	EXPECT_NE(NULL, strstr(self->r.out, "never ran: 1 timer\n"));
+}
+
+/* An unknown name in watch's 'cancel' is a bad line: status 2, goes on. */
+TEST_F(cli, watch_cancel_unknown_name)
+{
+	run_in(&self->r, "at 10ms one\ncancel nosuch\n", NULL,
+	       (const char *const[]){ "watch", "--for", "100ms", NULL });
+	EXPECT_EQ(2, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "no timer named 'nosuch'"))
+		TH_LOG("%s", self->r.err);
+	EXPECT_EQ(1, count(self->r.out, "fired one ")) TH_LOG("%s", self->r.out);
+}
+
+/* A batch the device took only part of: the drain names what got in. */
+TEST_F(cli, partial_batch_drain_report)
+{
+	RUN(&self->r, "run", "--at", "10s:a", "--every", "1s:b", "--at", "10s:c",
+	    "--max-pending", "2");
+	EXPECT_EQ(1, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "only part of the batch"))
+		TH_LOG("%s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.out, "never ran: 2 timers")) TH_LOG("%s", self->r.out);
+	EXPECT_NE(NULL, strstr(self->r.out, "  a        cookie=0    one-shot"));
+	EXPECT_NE(NULL, strstr(self->r.out, "  b        cookie=1    periodic"));
+	EXPECT_EQ(0, count(self->r.out, "?"));
+	EXPECT_EQ(0, count(self->r.out, " c "));
 }
 
 TEST_F(cli, bench_points_somewhere)

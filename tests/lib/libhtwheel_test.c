@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "htwheel.h"
@@ -136,11 +137,39 @@ TEST(open_missing_device)
 	EXPECT_EQ(-ENOTTY, htw_open(&h, &p));
 }
 
+/*
+ * A device that answers HTW_IOC_API with EINVAL, as a module of another
+ * API version does: /dev/urandom says EINVAL to every ioctl it does not
+ * know.  Not a refused geometry: EPROTONOSUPPORT.
+ */
+TEST(open_handshake_refused)
+{
+	struct htw_params p = { .device = "/dev/urandom" };
+	struct htw *h = (struct htw *)1;
+
+	if (access(p.device, R_OK | W_OK))
+		SKIP(return, "%s: %s", p.device, strerror(errno));
+	EXPECT_EQ(-EPROTONOSUPPORT, htw_open(&h, &p));
+	EXPECT_EQ(NULL, h);
+}
+
 TEST(close_and_fd_null)
 {
 	EXPECT_EQ(-EINVAL, htw_close(NULL));
 	EXPECT_EQ(-EINVAL, htw_fd(NULL));
 	EXPECT_EQ(0, htw_now(NULL));
+}
+
+/* A descriptor closed behind the library's back: errors, not "ready". */
+TEST(fd_closed_behind_our_back)
+{
+	struct htw *h;
+
+	ASSERT_EQ(0, htw_open(&h, NULL));
+	ASSERT_EQ(0, close(htw_fd(h)));
+	EXPECT_EQ(-EBADF, htw_wait(h, 0));		/* POLLNVAL */
+	EXPECT_EQ(-EBADF, htw_wait(h, 1000 * MS));	/* and at once */
+	EXPECT_EQ(-EBADF, htw_close(h));		/* close(2)'s errno */
 }
 
 TEST(close_cancels_everything)
@@ -294,8 +323,62 @@ TEST_F(lib, schedule_many_bad_entry_does_nothing)
 	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, 3));
 	ASSERT_EQ(0, htw_stats(self->h, &st));
 	EXPECT_EQ(0, st.pending);
+	e[2].pad = 0;
+	e[2].flags = HTW_TIMER_FLAGS_ALL + 1;	/* an unknown flag, last */
+	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, 3));
+	e[2].flags = 0;
+	e[2].period_ns = 1;			/* below the tick, last */
+	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, 3));
+	ASSERT_EQ(0, htw_stats(self->h, &st));
+	EXPECT_EQ(0, st.pending);
 	EXPECT_EQ(-EFAULT, htw_schedule_many(self->h, (void *)8, 1));
 	EXPECT_EQ(-EINVAL, htw_schedule_many(NULL, e, 1));
+}
+
+/*
+ * Room for @n entries of @size, zero and lazily backed (reading the
+ * untouched part costs no memory), so that a batch of more than
+ * HTW_BATCH_MAX entries fits in a test.
+ */
+static void *big_batch(size_t n, size_t size, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	*len = (n * size + page - 1) / page * page;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Split into two ioctls, a bad entry in the second chunk still fails the
+ * call with nothing scheduled: the library checks every entry first.
+ * (All-zero entries are valid timers: without the check the first chunk
+ * would be scheduled.)
+ */
+TEST_F(lib, schedule_many_split_bad_entry_does_nothing)
+{
+	const unsigned int n = HTW_BATCH_MAX + 1;
+	struct htw_timer_entry *e;
+	struct htw_stats st;
+	size_t len;
+
+	e = big_batch(n, sizeof(*e), &len);
+	ASSERT_NE(NULL, e);
+	e[n - 1].pad = 1;
+	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, n));
+	e[n - 1].pad = 0;
+	e[n - 1].flags = 0x80000000;
+	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, n));
+	e[n - 1].flags = 0;
+	e[n - 1].period_ns = 1;
+	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, n));
+	ASSERT_EQ(0, htw_stats(self->h, &st));
+	EXPECT_EQ(0, st.pending);
+	EXPECT_EQ(0, st.scheduled);
+	EXPECT_EQ(0, e[0].handle);
+	munmap(e, len);
 }
 
 TEST_F(lib, schedule_many_abstime)
@@ -362,6 +445,58 @@ TEST_F(lib, cancel_many_mixed)
 	EXPECT_EQ(-EINVAL, htw_cancel_many(self->h, c, 1));
 	EXPECT_EQ(-EFAULT, htw_cancel_many(self->h, (void *)8, 1));
 	EXPECT_EQ(-EINVAL, htw_cancel_many(NULL, c, 1));
+}
+
+/* Split into two ioctls: a bad pad in the second chunk cancels nothing. */
+TEST_F(lib, cancel_many_split_bad_pad_does_nothing)
+{
+	const unsigned int n = HTW_BATCH_MAX + 1;
+	struct htw_cancel_entry *c;
+	struct htw_stats st;
+	uint64_t a;
+	size_t len;
+
+	ASSERT_EQ(0, htw_schedule(self->h, 1, HTW_NSEC_PER_SEC, 0, &a));
+	c = big_batch(n, sizeof(*c), &len);
+	ASSERT_NE(NULL, c);
+	c[0].handle = a;
+	c[n - 1].pad = 1;
+	EXPECT_EQ(-EINVAL, htw_cancel_many(self->h, c, n));
+	ASSERT_EQ(0, htw_stats(self->h, &st));
+	EXPECT_EQ(1, st.pending);
+	munmap(c, len);
+}
+
+/*
+ * The second chunk cannot be written (EFAULT): the first chunk's
+ * cancellation happened, and the call says so instead of failing.
+ */
+TEST_F(lib, cancel_many_split_later_chunk_fails)
+{
+	const unsigned int n = HTW_BATCH_MAX + 1;
+	struct htw_cancel_entry *c;
+	struct htw_stats st;
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t a;
+	size_t len;
+
+	ASSERT_EQ(0, (HTW_BATCH_MAX * sizeof(*c)) % page);
+	ASSERT_EQ(0, htw_schedule(self->h, 1, HTW_NSEC_PER_SEC, 0, &a));
+	c = big_batch(n, sizeof(*c), &len);
+	ASSERT_NE(NULL, c);
+	c[0].handle = a;
+	c[0].result = 99;
+	/* Readable (the library checks it), not writable (the kernel fails). */
+	ASSERT_EQ(0, mprotect((char *)c + HTW_BATCH_MAX * sizeof(*c),
+			      len - HTW_BATCH_MAX * sizeof(*c), PROT_READ));
+	EXPECT_EQ(1, htw_cancel_many(self->h, c, n));
+	EXPECT_EQ(HTW_CANCELLED, c[0].result);
+	ASSERT_EQ(0, htw_stats(self->h, &st));
+	EXPECT_EQ(0, st.pending);
+	EXPECT_EQ(-ENOENT, htw_cancel(self->h, a));
+	/* A first chunk that fails is the error itself. */
+	EXPECT_EQ(-EFAULT, htw_cancel_many(self->h, c + HTW_BATCH_MAX, 1));
+	munmap(c, len);
 }
 
 /* ---- htw_read / htw_wait ---- */
@@ -464,6 +599,23 @@ TEST_F(lib, drain_errors)
 	EXPECT_EQ(1, htw_drain(self->h, NULL, 0));
 }
 
+/*
+ * More room than one ioctl can describe: refused like the kernel does,
+ * rather than cut short with the rest of the buffer left unwritten.
+ */
+TEST_F(lib, drain_above_batch_max)
+{
+	struct htw_unexpired u[1];
+	struct htw_stats st;
+
+	ASSERT_EQ(0, htw_schedule(self->h, 1, HTW_NSEC_PER_SEC, 0, NULL));
+	EXPECT_EQ(-EINVAL, htw_drain(self->h, u, HTW_BATCH_MAX + 1));
+	EXPECT_EQ(-EINVAL, htw_drain(self->h, u, UINT32_MAX));
+	ASSERT_EQ(0, htw_stats(self->h, &st));
+	EXPECT_EQ(1, st.pending);		/* nothing was cancelled */
+	EXPECT_EQ(1, htw_drain(self->h, u, 1));
+}
+
 /* ---- htw_stats ---- */
 
 TEST_F(lib, stats_count)
@@ -532,6 +684,15 @@ TEST(parse_duration_good)
 		{ "1.5s", 1500 * MS }, { ".5ms", 500000 }, { "1m30s", 90 * HTW_NSEC_PER_SEC },
 		{ "1s500ms", 1500 * MS }, { "18446744073709551615ns", UINT64_MAX },
 		{ "1.0000000001s", HTW_NSEC_PER_SEC },	/* finer than 1 ns */
+		/* Fractions of m and h: exact, truncated, however long. */
+		{ "0.99999999999m", 59999999999ULL },
+		{ "0.9999999999999999999999999h", 3599999999999ULL },
+		{ "1.5h", 5400 * HTW_NSEC_PER_SEC },
+		{ "0.25m", 15 * HTW_NSEC_PER_SEC },
+		{ "0.0000000000002777777777777778h", 1 },	/* 1.00000000000000008 */
+		{ "0.0000000000002777777777777777h", 0 },	/* 0.99999999999999972 */
+		{ "1.999999999999999999999999s", 1999999999ULL },
+		{ "18446744073.709551615s", UINT64_MAX },
 	};
 	uint64_t ns;
 	size_t i;
@@ -553,7 +714,7 @@ TEST(parse_duration_bad)
 	};
 	static const char *const erange[] = {
 		"18446744073709551616ns", "99999999999999999999h", "18446744074s",
-		"18446744073709551615ns1ns",
+		"18446744073709551615ns1ns", "18446744073.709551616s",
 	};
 	uint64_t ns = 77;
 	size_t i;

@@ -193,6 +193,11 @@ static int open_fail(int ret, const char *dev)
 		    dev, strerror(-ret));
 		return EXIT_DEVICE;
 	}
+	if (ret == -EPROTONOSUPPORT) {
+		err("%s: the device refused the API handshake: the htwheel module does not speak API version %d; update the module or this program",
+		    dev, HTW_API_VERSION);
+		return EXIT_DEVICE;
+	}
 	if (ret == -EINVAL) {
 		err("%s: geometry refused: tick 10us..10s, slots up to 65536, max-pending up to the module's limit",
 		    dev);
@@ -338,14 +343,15 @@ static int schedule_all(struct session *s)
 	ret = htw_schedule_many(s->h, e, s->ntimers);
 	if (ret < 0 && s->ntimers == 1)
 		return schedule_timer(s, &s->timers[0]);
+	/* Even a partial batch: the drain report names what did get in. */
+	for (i = 0; ret > 0 && i < (unsigned int)ret; i++)
+		s->timers[i].handle = e[i].handle;
 	if (ret != (int)s->ntimers) {
 		err("schedule: %s", ret < 0 ? strerror(-ret) :
 		    "the device took only part of the batch (max-pending?)");
 		s->status = EXIT_FAIL;
 		return ret < 0 ? ret : -ENOSPC;
 	}
-	for (i = 0; i < s->ntimers; i++)
-		s->timers[i].handle = e[i].handle;
 	return 0;
 }
 
@@ -356,9 +362,10 @@ static void cancel_timer(struct session *s, const char *name)
 	char b[32];
 	int ret;
 
+	/* A bad stdin line, like the --cancel that session_run() refuses. */
 	if (!t) {
 		err("cancel: no timer named '%s'", name);
-		s->status = EXIT_FAIL;
+		s->status = EXIT_USAGE;
 		return;
 	}
 	ret = htw_cancel(s->h, t->handle);

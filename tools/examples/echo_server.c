@@ -99,8 +99,11 @@ static void on_accept(struct server *s)
 			close(fd);
 			continue;
 		}
+		/*
+		 * .touched stays: an fd closed and reused in the same round
+		 * is still in s->touched[], and touch() must not add it twice.
+		 */
 		s->conns[fd].open = true;
-		s->conns[fd].touched = false;
 		s->conns[fd].gen++;
 		s->conns[fd].handle = 0;
 		s->accepted++;
@@ -231,13 +234,18 @@ static int listen_on(int port)
 	return fd;
 }
 
-static void serve(struct server *s)
+/*
+ * SIGINT and SIGTERM are blocked except inside epoll_pwait(): one that
+ * comes while a round is handled waits there, and interrupts the wait
+ * instead of arriving between the test of @stop and the wait.
+ */
+static void serve(struct server *s, const sigset_t *unblocked)
 {
 	struct epoll_event ev[MAX_EVENTS];
 	int n, i;
 
 	while (!stop) {
-		n = epoll_wait(s->epfd, ev, MAX_EVENTS, -1);
+		n = epoll_pwait(s->epfd, ev, MAX_EVENTS, -1, unblocked);
 		for (i = 0; i < n; i++) {
 			if (ev[i].data.fd == s->lfd)
 				on_accept(s);
@@ -296,17 +304,24 @@ int main(int argc, char **argv)
 {
 	static struct server s = { .idle_ns = 5 * HTW_NSEC_PER_SEC };
 	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, unblocked;
 	int port = 0;
 
 	if (parse_args(&s, argc, argv, &port)) {
 		fprintf(stderr, "usage: htwheel-echo-server [--port N] [--idle DUR] [--verbose]\n");
 		return 2;
 	}
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &unblocked);
+	sigdelset(&unblocked, SIGINT);
+	sigdelset(&unblocked, SIGTERM);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	if (setup(&s, port))
 		return 1;
-	serve(&s);
+	serve(&s, &unblocked);
 	printf("accepted %lu idle-closed %lu peer-closed %lu\n",
 	       s.accepted, s.idle_closed, s.peer_closed);
 	htw_close(s.htw);

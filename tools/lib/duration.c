@@ -65,18 +65,19 @@ static int htw_digits(const char **sp, uint64_t *v, int *count)
 	return 0;
 }
 
-/* The fraction digits at *sp, in units of @unit, truncated to 1 ns. */
-static uint64_t htw_fraction(const char **sp, uint64_t unit, int *count)
+/*
+ * The @n fraction digits at @s, in units of @unit, truncated to 1 ns and
+ * exact for any number of digits: 0.d1d2...dn times @unit by long
+ * multiplication from the last digit, keeping only the carry into the
+ * integer part.  The carry stays below @unit, so nothing overflows.
+ */
+static uint64_t htw_fraction(const char *s, uint64_t unit, int n)
 {
-	const char *s = *sp;
-	uint64_t ns = 0;
+	uint64_t carry = 0;
 
-	for (*count = 0; *s >= '0' && *s <= '9'; s++, (*count)++) {
-		unit /= 10;
-		ns += (*s - '0') * unit;
-	}
-	*sp = s;
-	return ns;
+	while (n--)
+		carry = ((uint64_t)(s[n] - '0') * unit + carry) / 10;
+	return carry;
 }
 
 /* One NUMBER[.FRACTION]UNIT group at *sp, added to *ns. */
@@ -104,7 +105,7 @@ static int htw_parse_group(const char **sp, uint64_t *ns)
 		return -ERANGE;
 	ret = htw_add(ns, whole * unit);
 	if (!ret && frac)
-		ret = htw_add(ns, htw_fraction(&frac, unit, &fdigits));
+		ret = htw_add(ns, htw_fraction(frac, unit, fdigits));
 	*sp = s + len;
 	return ret;
 }

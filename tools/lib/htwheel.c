@@ -24,6 +24,7 @@
 struct htw {
 	int fd;
 	clockid_t clockid;
+	uint64_t tick_ns;	/* periods below it are refused */
 };
 
 static int htw_errno(void)
@@ -31,13 +32,21 @@ static int htw_errno(void)
 	return errno ? -errno : -EIO;
 }
 
+/*
+ * The kernel answers EINVAL when it does not speak our API version: say
+ * so with an errno of its own, distinct from a refused geometry.
+ */
 static int htw_handshake(int fd)
 {
 	struct htw_api api;
+	int ret;
 
 	memset(&api, 0, sizeof(api));
 	api.api = HTW_API_VERSION;
-	return ioctl(fd, HTW_IOC_API, &api) ? htw_errno() : 0;
+	if (!ioctl(fd, HTW_IOC_API, &api))
+		return 0;
+	ret = htw_errno();
+	return ret == -EINVAL ? -EPROTONOSUPPORT : ret;
 }
 
 static int htw_params_check(const struct htw_params *p)
@@ -105,6 +114,7 @@ int htw_open(struct htw **hp, struct htw_params *params)
 		return ret;
 	}
 	h->clockid = p->clockid;
+	h->tick_ns = p->tick_ns;
 	*hp = h;
 	return 0;
 }
@@ -147,6 +157,28 @@ static int htw_schedule_batch(int fd, struct htw_timer_entry *e, uint32_t n)
 	return ret < 0 ? htw_errno() : ret;
 }
 
+/*
+ * The checks the kernel makes of each entry before it schedules anything,
+ * made here for the whole array when it takes more than one ioctl, so that
+ * a split batch fails as a whole too.  Only reads; no allocation.  (A
+ * batch of one ioctl is left to the kernel, which says EFAULT rather than
+ * crash on an unreadable array.)
+ */
+static int htw_schedule_check(const struct htw *h,
+			      const struct htw_timer_entry *e,
+			      unsigned int count)
+{
+	unsigned int i;
+
+	for (i = 0; i < count; i++) {
+		if ((e[i].flags & ~HTW_TIMER_FLAGS_ALL) || e[i].pad)
+			return -EINVAL;
+		if (e[i].period_ns && e[i].period_ns < h->tick_ns)
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int htw_schedule_many(struct htw *h, struct htw_timer_entry *entries,
 		      unsigned int count)
 {
@@ -155,6 +187,11 @@ int htw_schedule_many(struct htw *h, struct htw_timer_entry *entries,
 
 	if (!h || count > INT_MAX)
 		return -EINVAL;
+	if (count > HTW_BATCH_MAX) {
+		ret = htw_schedule_check(h, entries, count);
+		if (ret)
+			return ret;
+	}
 	while (done < count) {
 		uint32_t n = count - done;
 
@@ -204,19 +241,27 @@ static int htw_cancel_batch(int fd, struct htw_cancel_entry *e, uint32_t n)
 int htw_cancel_many(struct htw *h, struct htw_cancel_entry *entries,
 		    unsigned int count)
 {
-	unsigned int done = 0, cancelled = 0;
+	unsigned int i, done = 0, cancelled = 0;
 	int ret;
 
 	if (!h || count > INT_MAX)
 		return -EINVAL;
+	/*
+	 * Split: what the kernel would refuse in any chunk is refused before
+	 * the first, so that only EFAULT or ENOMEM can stop it part way.
+	 */
+	for (i = 0; count > HTW_BATCH_MAX && i < count; i++)
+		if (entries[i].pad)
+			return -EINVAL;
 	while (done < count) {
 		uint32_t n = count - done;
 
 		if (n > HTW_BATCH_MAX)
 			n = HTW_BATCH_MAX;
 		ret = htw_cancel_batch(h->fd, entries + done, n);
+		/* Earlier chunks' cancellations happened: report them. */
 		if (ret < 0)
-			return ret;
+			return done ? (int)cancelled : ret;
 		cancelled += ret;
 		done += n;
 	}
@@ -272,18 +317,22 @@ int htw_wait(struct htw *h, int64_t timeout_ns)
 	ret = ppoll(&pfd, 1, tsp, NULL);
 	if (ret < 0)
 		return htw_errno();
-	return ret ? 1 : 0;
+	if (!ret || (pfd.revents & POLLIN))
+		return ret ? 1 : 0;
+	/* Woken without records: say why rather than "ready". */
+	if (pfd.revents & POLLNVAL)
+		return -EBADF;
+	return -EIO;
 }
 
 int htw_drain(struct htw *h, struct htw_unexpired *out, unsigned int max)
 {
 	struct htw_drain req;
 
-	if (!h || (max && !out))
+	/* As the kernel: a larger buffer would be described only in part. */
+	if (!h || (max && !out) || max > HTW_BATCH_MAX)
 		return -EINVAL;
 	memset(&req, 0, sizeof(req));
-	if (max > HTW_BATCH_MAX)
-		max = HTW_BATCH_MAX;
 	req.entries = max ? (uintptr_t)out : 0;
 	req.count = max;
 	if (ioctl(h->fd, HTW_IOC_DRAIN, &req))
