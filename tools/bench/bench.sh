@@ -12,6 +12,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tools/uml/common.sh"
+. "$top/tools/uml/mirror.sh"
 
 out=$HTW_TOP/build/bench
 mkdir -p "$out"
@@ -23,12 +24,7 @@ start=$(date +%s)
 # work tree stays clean (tools/uml/module.sh does the same without the bench).
 kobj=$(htw_kobj bench)
 mobj=$(htw_modobj bench)-bench
-mkdir -p "$mobj"
-rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
-	--include 'Kbuild' --include 'src/***' --include 'include/***' \
-	--include 'tests/' --include 'tests/kunit/***' \
-	--include 'tools/' --include 'tools/bench/' --include 'tools/bench/kmod/***' \
-	--exclude '*' "$HTW_TOP/" "$mobj/src-mirror/"
+htw_mirror_sources "$mobj/src-mirror"
 htw_log "building htwheel.ko and htwheel_bench.ko for um-bench"
 if ! make -s -C "$kobj" M="$mobj/src-mirror" ARCH=um HTW_BENCH=1 modules 2>&1 |
 	sed "s|$mobj/src-mirror/||g" >&2; then

@@ -13,14 +13,11 @@
 # htwheel_bench.ko (tools/bench/kmod), is built too (tools/qemu/bench.sh).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+. "$HTW_TOP/tools/uml/mirror.sh"
 
 kdir=$1 out=$2
 mkdir -p "$out"
-rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
-	--include 'Kbuild' --include 'src/***' --include 'include/***' \
-	--include 'tests/' --include 'tests/kunit/***' \
-	--include 'tools/' --include 'tools/bench/' --include 'tools/bench/kmod/***' \
-	--exclude '*' "$HTW_TOP/" "$out/src-mirror/"
+htw_mirror_sources "$out/src-mirror"
 rm -f "$out"/*.ko
 rc=0
 # Debian's headers name their compiler (gcc-12); W=1 as for UML.

@@ -7,15 +7,12 @@
 # can each keep their own objects and the work tree stays clean.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/mirror.sh"
 
 flavour=$1
 kobj=$(htw_kobj "$flavour")
 mobj=$(htw_modobj "$flavour")
-mkdir -p "$mobj"
-rsync -a --delete --exclude '*.o' --exclude '*.ko' --exclude '.*.cmd' \
-	--include 'Kbuild' --include 'src/***' --include 'include/***' \
-	--include 'tests/' --include 'tests/kunit/***' --exclude '*' \
-	"$HTW_TOP/" "$mobj/src-mirror/"
+htw_mirror_sources "$mobj/src-mirror"
 # Build in the mirror; kbuild only recompiles what changed.  Every file it
 # compiles also goes through sparse (C=1), and any warning, from gcc's W=1
 # or from sparse, fails the build.
