@@ -21,6 +21,22 @@
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
 #define HTWHEEL			"HTWHEEL"
+#define EXPORTED_FOR_KUNIT_TESTING	"EXPORTED_FOR_KUNIT_TESTING"
+#endif
+
+/*
+ * Test hooks (manual clocks, inspection, race probes) are exported only to
+ * the KUnit suites, as EXPORT_SYMBOL_IF_KUNIT() does (its header arrived in
+ * 6.2), or, in a build with HTW_BENCH=1, to the benchmark module.  The
+ * shipped module has none of them.
+ */
+#if IS_ENABLED(CONFIG_KUNIT) && LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#include <kunit/visibility.h>
+#define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_IF_KUNIT(sym)
+#elif IS_ENABLED(CONFIG_KUNIT)
+#define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_NS(sym, EXPORTED_FOR_KUNIT_TESTING)
+#else
+#define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_NS_GPL(sym, HTWHEEL)
 #endif
 
 /* hrtimer_setup() replaced hrtimer_init() + assigning ->function in 6.13. */

@@ -3,7 +3,9 @@
  * htwheel tick: one hrtimer per wheel, armed on the absolute tick grid for
  * the next tick at which a non-empty bucket is due (never every tick), and
  * the expiry processing it runs in softirq context: cascading timers to
- * finer levels and moving due ones to the ready queue.
+ * finer levels and moving due ones to the ready queue.  A run does at most
+ * HTW_BATCH timers per softirq invocation and per lock hold; the rest of a
+ * big run goes to the wheel's work item, in process context.
  */
 #include <linux/bitops.h>
 #include <linux/ktime.h>
@@ -63,8 +65,9 @@ static void htw_start_hrtimer(struct htw_wheel *w, u64 tick)
 {
 	u64 at = htw_tick_time(w, tick);
 
+	lockdep_assert_held(&w->arm_lock);
 	/* Beyond KTIME_MAX the clock never gets there: nothing to arm. */
-	if (w->manual || at > KTIME_MAX)
+	if (w->manual || w->dying || at > KTIME_MAX)
 		return;
 	hrtimer_start(&w->hrtimer, ns_to_ktime(at), HRTIMER_MODE_ABS_SOFT);
 }
@@ -127,15 +130,16 @@ static void htw_fire(struct htw_wheel *w, struct htw_timer *t, u64 now_ns)
 }
 
 /*
- * Visit one bucket at tick @tick: take all its timers, fire those due
- * (expires <= tick) and place the others again relative to @tick, which
- * moves them to a finer level or, if an earlier placement shared this
- * bucket index, just to where they belong.  One bucket lock at a time.
+ * Visit one bucket at tick @tick: take up to *@budget of its timers, fire
+ * those due (expires <= tick) and place the others again relative to
+ * @tick, which moves them to a finer level or, if an earlier placement
+ * shared this bucket index, just to where they belong (never back into
+ * this bucket: see LOCKING in htw_internal.h).  One bucket lock at a time.
+ * Returns the number fired.
  */
 static unsigned int htw_visit_bucket(struct htw_wheel *w, u32 bucket,
-				     u64 tick, u64 now_ns)
+				     u64 tick, u64 now_ns, unsigned int *budget)
 {
-	struct htw_bucket *bk = &w->buckets[bucket];
 	bool cascading = bucket >= w->geo.slots;
 	struct hlist_node *tmp;
 	struct htw_timer *t;
@@ -144,13 +148,7 @@ static unsigned int htw_visit_bucket(struct htw_wheel *w, u32 bucket,
 	u32 to;
 	u64 point;
 
-	spin_lock(&bk->lock);
-	hlist_move_list(&bk->timers, &list);
-	hlist_for_each_entry(t, &list, node)
-		WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
-	clear_bit(bucket, w->occupied);
-	spin_unlock(&bk->lock);
-
+	*budget -= htw_take_some(w, bucket, &list, *budget, HTW_TRANSIT);
 	hlist_for_each_entry_safe(t, tmp, &list, node) {
 		hlist_del(&t->node);
 		if (t->expires <= tick) {
@@ -168,89 +166,148 @@ static unsigned int htw_visit_bucket(struct htw_wheel *w, u32 bucket,
 	return fired;
 }
 
-/* Everything due at @tick: cascades (coarsest first), then level 0. */
-static unsigned int htw_process_tick(struct htw_wheel *w, u64 tick, u64 now_ns)
+/*
+ * Everything due at @tick: cascades (coarsest first), then level 0, as
+ * far as *@budget goes.  Returns false if a bucket of @tick still has
+ * timers; calling it again for the same tick carries on (emptied buckets
+ * stay empty for this tick).
+ */
+static bool htw_process_tick(struct htw_wheel *w, u64 tick, u64 now_ns,
+			     unsigned int *budget, unsigned int *fired)
 {
-	unsigned int fired = 0;
-	u32 level;
+	u32 level, bucket;
 
-	for (level = w->geo.levels - 1; level > 0; level--) {
+	for (level = w->geo.levels; level-- > 0;) {
 		u32 shift = level * w->slot_bits;
-		u32 bucket;
 
 		if (tick & ((1ULL << shift) - 1))
 			continue;
 		bucket = level * w->geo.slots + ((tick >> shift) & w->slot_mask);
-		if (test_bit(bucket, w->occupied))
-			fired += htw_visit_bucket(w, bucket, tick, now_ns);
+		if (!test_bit(bucket, w->occupied))
+			continue;
+		*fired += htw_visit_bucket(w, bucket, tick, now_ns, budget);
+		if (test_bit(bucket, w->occupied) && !*budget)
+			return false;
 	}
-	if (test_bit(tick & w->slot_mask, w->occupied))
-		fired += htw_visit_bucket(w, tick & w->slot_mask, tick, now_ns);
-	return fired;
+	return true;
 }
 
 /*
- * Process every tick up to the one @now_ns falls in, jumping straight from
- * one visited tick to the next through the occupancy bits, so a long idle
- * gap costs nothing.  Returns the number of timers moved to ready.
+ * Process ticks up to the one @now_ns falls in, jumping straight from one
+ * visited tick to the next through the occupancy bits, so a long idle gap
+ * costs nothing; stop once *@budget timers were handled.  Returns true
+ * when the run is complete (and the hrtimer re-armed), false when it
+ * stopped early with more to do.
  */
-static unsigned int htw_advance(struct htw_wheel *w, u64 now_ns)
+static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
+			unsigned int *fired)
 {
 	u64 target = max(htw_tick_of(w, now_ns), w->clk);
-	unsigned int fired = 0;
 	u64 tick;
 
 	lockdep_assert_held(&w->tick_lock);
-	WRITE_ONCE(w->horizon, target);
+	if (w->paused)
+		return true;	/* the drain re-arms when it is done */
+	WRITE_ONCE(w->horizon, max(READ_ONCE(w->horizon), target));
 	/* Pairs with smp_mb() in htw_insert(): see struct htw_wheel. */
 	smp_mb();
-	while ((tick = htw_next_event(w, w->clk)) <= target) {
+	for (;;) {
+		if (w->tick_open) {
+			if (!htw_process_tick(w, w->clk, now_ns, budget, fired))
+				return false;
+			w->tick_open = false;
+		}
+		tick = htw_next_event(w, w->clk);
+		if (tick > target)
+			break;
 		w->clk = tick;
-		fired += htw_process_tick(w, tick, now_ns);
+		w->tick_open = true;
 	}
 	w->clk = target;
 	htw_rearm(w);
-	return fired;
+	return true;
 }
 
-void htw_run(struct htw_wheel *w, u64 now_ns, bool from_hrtimer)
+/* One batch of a run; returns true when the run is complete. */
+static bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer)
 {
-	unsigned int fired;
+	unsigned int budget = HTW_BATCH, fired = 0;
+	bool done;
 
 	spin_lock_bh(&w->tick_lock);
 	if (from_hrtimer)
 		w->tick_wakeups++;
-	fired = htw_advance(w, now_ns);
+	done = htw_advance(w, htw_wheel_now(w), &budget, &fired);
 	spin_unlock_bh(&w->tick_lock);
 	/* Outside every wheel lock: the owner may call back into the wheel. */
 	if (fired && w->ready)
 		w->ready(w, w->owner);
+	return done;
+}
+
+/* The rest of a run that one softirq invocation did not finish. */
+static void htw_run_work(struct work_struct *work)
+{
+	struct htw_wheel *w = container_of(work, struct htw_wheel, run_work);
+
+	while (!htw_run_batch(w, false))
+		cond_resched();
 }
 
 static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 {
 	struct htw_wheel *w = container_of(hrtimer, struct htw_wheel, hrtimer);
 
-	htw_run(w, htw_wheel_now(w), true);
+	if (!htw_run_batch(w, true)) {
+		spin_lock(&w->arm_lock);
+		if (!w->dying)
+			queue_work(system_wq, &w->run_work);
+		spin_unlock(&w->arm_lock);
+	}
 	return HRTIMER_NORESTART;
+}
+
+/* A whole run, batch by batch, in process context. */
+void htw_run_all(struct htw_wheel *w)
+{
+	might_sleep();
+	while (!htw_run_batch(w, false))
+		cond_resched();
 }
 
 void htw_wheel_run_tick(struct htw_wheel *wheel)
 {
-	htw_run(wheel, htw_wheel_now(wheel), false);
+	htw_run_all(wheel);
 }
 EXPORT_SYMBOL_NS_GPL(htw_wheel_run_tick, HTWHEEL);
+
+#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
+bool htw_wheel_run_batch(struct htw_wheel *w)
+{
+	return htw_run_batch(w, false);
+}
+HTW_EXPORT_FOR_TESTS(htw_wheel_run_batch);
+#endif
 
 void htw_tick_init(struct htw_wheel *w)
 {
 	w->horizon = 0;
 	w->clk = 0;
+	w->tick_open = false;
+	INIT_WORK(&w->run_work, htw_run_work);
 	htw_hrtimer_setup(&w->hrtimer, htw_hrtimer_fn, w->geo.clockid,
 			  HRTIMER_MODE_ABS_SOFT);
 }
 
-/* Synchronous: when this returns the callback is not running nor armed. */
+/*
+ * Synchronous: when this returns neither the callback nor the work runs,
+ * and neither can start again.
+ */
 void htw_tick_stop(struct htw_wheel *w)
 {
+	spin_lock_bh(&w->arm_lock);
+	w->dying = true;
+	spin_unlock_bh(&w->arm_lock);
 	hrtimer_cancel(&w->hrtimer);
+	cancel_work_sync(&w->run_work);
 }

@@ -17,7 +17,14 @@
 #include "htw_compat.h"
 
 static struct kmem_cache *htw_timer_cache;
-static atomic_long_t htw_timers_total = ATOMIC_LONG_INIT(0);
+
+#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
+/* Timers allocated by every wheel, for the suites' leak checks only. */
+static DEFINE_PER_CPU(long, htw_timers_live);
+#define htw_count_timer(d)	this_cpu_add(htw_timers_live, d)
+#else
+#define htw_count_timer(d)	do { } while (0)
+#endif
 
 int htw_wheel_module_init(void)
 {
@@ -28,7 +35,7 @@ int htw_wheel_module_init(void)
 	 * a struct htw_timer while rcu_read_lock() is held, and the identity is
 	 * rechecked under that lock (htw_timer_is()).
 	 */
-	/* Lookups after free read where, id and gen: never the cookie. */
+	/* Lookups after free read where and handle: never the cookie. */
 	htw_timer_cache = htw_cache_create_rcu("htw_timer", sizeof(struct htw_timer),
 					       offsetof(struct htw_timer, cookie),
 					       SLAB_ACCOUNT);
@@ -189,6 +196,40 @@ static void htw_unlink_locked(struct htw_wheel *w, u32 bucket,
 		clear_bit(bucket, w->occupied);
 }
 
+/*
+ * Detach up to @max timers from the head of @bucket into @list, marking
+ * each @state (HTW_TRANSIT: the caller holds tick_lock and owns them;
+ * HTW_FREE: they are being cancelled).  Returns how many.
+ */
+unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
+			   struct hlist_head *list, unsigned int max,
+			   enum htw_state state)
+{
+	struct htw_bucket *bk = &w->buckets[bucket];
+	struct hlist_node *last = NULL, *pos;
+	unsigned int n = 0;
+
+	spin_lock_bh(&bk->lock);
+	for (pos = bk->timers.first; pos && n < max; pos = pos->next, n++) {
+		WRITE_ONCE(hlist_entry(pos, struct htw_timer, node)->where,
+			   htw_where(state, 0));
+		last = pos;
+	}
+	if (last) {
+		/* Cut the list after @last: the head part becomes @list. */
+		list->first = bk->timers.first;
+		list->first->pprev = &list->first;
+		bk->timers.first = pos;
+		if (pos)
+			pos->pprev = &bk->timers.first;
+		last->next = NULL;
+	}
+	if (hlist_empty(&bk->timers))
+		clear_bit(bucket, w->occupied);
+	spin_unlock_bh(&bk->lock);
+	return n;
+}
+
 /* ---- handle table ---- */
 
 static atomic64_t *htw_id_entry(struct htw_ids *ids, u32 id)
@@ -202,22 +243,36 @@ static atomic64_t *htw_id_entry(struct htw_ids *ids, u32 id)
 	return chunk ? &chunk[id % HTW_IDS_PER_CHUNK] : NULL;
 }
 
-static u64 htw_id_free_entry(u32 gen, u32 next)
+static u64 htw_id_free_entry(u64 gen, u32 next)
 {
-	return (u64)gen << 32 | (u64)next << 1 | 1;
+	return gen << (HTW_ID_BITS + 2) | (u64)next << 1 | 1;
 }
 
-/* Push the chain first..last (already linked through their entries). */
-static void htw_ids_push(struct htw_ids *ids, u32 first, atomic64_t *last,
-			 u32 last_gen)
+static u64 htw_id_entry_gen(u64 entry)
 {
-	u64 head, new;
+	return entry >> (HTW_ID_BITS + 2);
+}
 
-	do {
-		head = atomic64_read(&ids->head);
-		atomic64_set(last, htw_id_free_entry(last_gen, (u32)head));
-		new = ((head >> 32) + 1) << 32 | first;
-	} while (atomic64_cmpxchg(&ids->head, head, new) != head);
+static u32 htw_id_entry_next(u64 entry)
+{
+	return (entry >> 1) & HTW_ID_NONE;
+}
+
+/* Append the chain first..last, already linked through its entries. */
+static void htw_ids_append_locked(struct htw_ids *ids, u32 first, u32 last)
+{
+	atomic64_t *tail;
+	u64 entry;
+
+	lockdep_assert_held(&ids->lock);
+	if (ids->tail == HTW_ID_NONE) {
+		ids->head = first;
+	} else {
+		tail = htw_id_entry(ids, ids->tail);
+		entry = atomic64_read(tail);
+		atomic64_set(tail, htw_id_free_entry(htw_id_entry_gen(entry), first));
+	}
+	ids->tail = last;
 }
 
 static int htw_ids_grow(struct htw_ids *ids)
@@ -227,7 +282,7 @@ static int htw_ids_grow(struct htw_ids *ids)
 	int ret = 0;
 
 	mutex_lock(&ids->grow_lock);
-	if ((u32)atomic64_read(&ids->head) != HTW_ID_NONE)
+	if (READ_ONCE(ids->head) != HTW_ID_NONE)
 		goto out;	/* someone freed or grew meanwhile */
 	if (ids->used_chunks == ids->nchunks) {
 		ret = -ENOSPC;
@@ -240,52 +295,63 @@ static int htw_ids_grow(struct htw_ids *ids)
 		goto out;
 	}
 	first = ids->used_chunks * HTW_IDS_PER_CHUNK;
-	/* Generation 0 is never handed out, so handle 0 is never valid. */
-	for (i = 0; i < HTW_IDS_PER_CHUNK - 1; i++)
-		atomic64_set(&chunk[i], htw_id_free_entry(1, first + i + 1));
+	/* Generation 0 is never handed out. */
+	for (i = 0; i < HTW_IDS_PER_CHUNK; i++)
+		atomic64_set(&chunk[i], htw_id_free_entry(1, i + 1 < HTW_IDS_PER_CHUNK ?
+							   first + i + 1 : HTW_ID_NONE));
 	/* Entries before the pointer: lookups may race with growth. */
 	smp_store_release(&ids->dir[ids->used_chunks], chunk);
 	ids->used_chunks++;
-	htw_ids_push(ids, first, &chunk[HTW_IDS_PER_CHUNK - 1], 1);
+	spin_lock(&ids->lock);
+	htw_ids_append_locked(ids, first, first + HTW_IDS_PER_CHUNK - 1);
+	spin_unlock(&ids->lock);
 out:
 	mutex_unlock(&ids->grow_lock);
 	return ret;
 }
 
-static int htw_id_get(struct htw_ids *ids, u32 *id, u32 *gen)
+/* Take the oldest free id; process context (may grow the table). */
+static int htw_id_get(struct htw_ids *ids, u32 *id, u64 *gen)
 {
-	u64 head, entry, new;
-	atomic64_t *slot;
+	u64 entry;
 	int ret;
 
 	for (;;) {
-		head = atomic64_read(&ids->head);
-		if ((u32)head == HTW_ID_NONE) {
-			ret = htw_ids_grow(ids);
-			if (ret)
-				return ret;
-			continue;
-		}
-		slot = htw_id_entry(ids, (u32)head);
-		entry = atomic64_read(slot);
-		if (!(entry & 1))
-			continue;	/* popped under us; head moved on */
-		new = ((head >> 32) + 1) << 32 | ((entry >> 1) & HTW_ID_NONE);
-		if (atomic64_cmpxchg(&ids->head, head, new) == head) {
-			*id = (u32)head;
-			*gen = entry >> 32;
-			return 0;
-		}
+		spin_lock(&ids->lock);
+		if (ids->head != HTW_ID_NONE)
+			break;
+		spin_unlock(&ids->lock);
+		ret = htw_ids_grow(ids);
+		if (ret)
+			return ret;
 	}
+	*id = ids->head;
+	entry = atomic64_read(htw_id_entry(ids, *id));
+	ids->head = htw_id_entry_next(entry);
+	if (ids->head == HTW_ID_NONE)
+		ids->tail = HTW_ID_NONE;
+	spin_unlock(&ids->lock);
+	*gen = htw_id_entry_gen(entry);
+	return 0;
 }
 
-static void htw_id_put(struct htw_ids *ids, u32 id, u32 gen)
+/*
+ * Free @id, whose last user had generation @gen.  An id whose generations
+ * are used up is retired: its entry stays free but off the list, so no
+ * handle is ever issued twice.
+ */
+static void htw_id_put(struct htw_ids *ids, u32 id, u64 gen)
 {
-	u32 next_gen = gen + 1;
+	atomic64_t *slot = htw_id_entry(ids, id);
 
-	if (!next_gen)
-		next_gen = 1;	/* generation 0 is never valid */
-	htw_ids_push(ids, id, htw_id_entry(ids, id), next_gen);
+	if (gen >= HTW_GEN_MAX) {
+		atomic64_set(slot, htw_id_free_entry(0, HTW_ID_NONE));
+		return;
+	}
+	spin_lock(&ids->lock);
+	atomic64_set(slot, htw_id_free_entry(gen + 1, HTW_ID_NONE));
+	htw_ids_append_locked(ids, id, id);
+	spin_unlock(&ids->lock);
 }
 
 static struct htw_timer *htw_id_lookup(struct htw_ids *ids, u32 id)
@@ -301,13 +367,23 @@ static struct htw_timer *htw_id_lookup(struct htw_ids *ids, u32 id)
 	return (struct htw_timer *)(uintptr_t)entry;
 }
 
+static u32 htw_ids_nchunks(u64 max_pending)
+{
+	return DIV_ROUND_UP_ULL(max_pending, HTW_IDS_PER_CHUNK);
+}
+
 static int htw_ids_init(struct htw_ids *ids, u64 max_pending)
 {
-	ids->nchunks = DIV_ROUND_UP_ULL(max_pending, HTW_IDS_PER_CHUNK);
+	BUILD_BUG_ON(HTW_MAX_PENDING > BIT_ULL(HTW_ID_BITS));
+	BUILD_BUG_ON(HTW_ID_BITS + HTW_GEN_BITS > 63);
+	BUILD_BUG_ON(HTW_ID_BITS + 2 + HTW_GEN_BITS != 64);
+	ids->nchunks = htw_ids_nchunks(max_pending);
 	ids->dir = kvcalloc(ids->nchunks, sizeof(*ids->dir), GFP_KERNEL_ACCOUNT);
 	if (!ids->dir)
 		return -ENOMEM;
-	atomic64_set(&ids->head, HTW_ID_NONE);
+	spin_lock_init(&ids->lock);
+	ids->head = HTW_ID_NONE;
+	ids->tail = HTW_ID_NONE;
 	mutex_init(&ids->grow_lock);
 	return 0;
 }
@@ -322,44 +398,55 @@ static void htw_ids_free(struct htw_ids *ids)
 	mutex_destroy(&ids->grow_lock);
 }
 
-/*
- * Both halves are scrambled with per-wheel keys: another wheel's handle
- * decodes here to an id this wheel almost surely never issued and to a
- * generation that almost surely does not match, so it is refused instead
- * of naming one of our timers.  The id key has its top bit set and ids are
- * below 2^31, so the id half, and the handle, is never 0.
- */
-static u64 htw_handle(const struct htw_wheel *w, const struct htw_timer *t)
+static u64 htw_make_handle(const struct htw_wheel *w, u32 id, u64 gen)
 {
-	return (u64)(t->gen ^ w->gen_key) << 32 | (t->id ^ w->handle_key);
-}
-
-static u32 htw_handle_id(const struct htw_wheel *w, u64 handle)
-{
-	return (u32)handle ^ w->handle_key;
-}
-
-static u32 htw_handle_gen(const struct htw_wheel *w, u64 handle)
-{
-	return (handle >> 32) ^ w->gen_key;
+	return (gen << HTW_ID_BITS | id) ^ w->handle_key;
 }
 
 /*
- * Is @t (found through the handle table, maybe freed and reused since) the
- * timer with this id and generation, at @where?  Call under the lock that
- * guards @where: then the answer cannot change until it is dropped.  The
- * table entry is cleared before a timer is freed, so reading it after the
- * fields proves the fields were not those of a later user.
+ * Decode @handle into id and generation; false for a value this wheel
+ * never issues (generation 0 or bits above the generation set).
  */
-static bool htw_timer_is(struct htw_wheel *w, struct htw_timer *t, u32 id,
-			 u32 gen, u32 where)
+static bool htw_handle_decode(const struct htw_wheel *w, u64 handle,
+			      u32 *id, u64 *gen)
 {
-	if (READ_ONCE(t->where) != where || READ_ONCE(t->id) != id ||
-	    READ_ONCE(t->gen) != gen)
+	u64 raw = handle ^ w->handle_key;
+
+	*id = raw & HTW_ID_MASK;
+	*gen = raw >> HTW_ID_BITS;
+	return *gen && *gen <= HTW_GEN_MAX;
+}
+
+static u32 htw_timer_id(const struct htw_wheel *w, const struct htw_timer *t)
+{
+	return (t->handle ^ w->handle_key) & HTW_ID_MASK;
+}
+
+/*
+ * Is @t, found through the handle table and maybe freed and reused since
+ * (SLAB_TYPESAFE_BY_RCU, by this wheel or another), the timer @handle and
+ * at @where?  Call under the lock that guards @where in this wheel.
+ *
+ * An owner writes ->handle, then smp_wmb(), then ->where, and only changes
+ * ->where under the lock of the place it leaves or enters.  Reading
+ * handle, where, handle again with smp_rmb() in between: if both handle
+ * reads give @handle, which no other incarnation of any object of this
+ * wheel ever carries, the ->where read came from the timer @handle itself
+ * (another wheel's incarnation would need a key colliding with ours).  And
+ * if that ->where is the place whose lock we hold, it cannot change before
+ * we drop it.
+ */
+static bool htw_timer_is(struct htw_timer *t, u64 handle, u32 where)
+{
+	if (READ_ONCE(t->handle) != handle)
 		return false;
-	/* Fields before the entry; pairs with htw_publish()/free ordering. */
+	htw_identity_probe(t, 0);
 	smp_rmb();
-	return htw_id_lookup(&w->ids, id) == t;
+	if (READ_ONCE(t->where) != where)
+		return false;
+	htw_identity_probe(t, 1);
+	smp_rmb();
+	return READ_ONCE(t->handle) == handle;
 }
 
 /* ---- timer lifetime ---- */
@@ -384,7 +471,8 @@ static void htw_quota_uncharge(struct htw_quota *q)
 static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 {
 	struct htw_timer *t;
-	u32 id, gen;
+	u64 gen;
+	u32 id;
 	int ret;
 
 	if (atomic64_inc_return(&w->live) > w->geo.max_pending) {
@@ -403,11 +491,13 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 		kmem_cache_free(htw_timer_cache, t);
 		goto undo_quota;
 	}
-	t->id = id;
-	t->gen = gen;
+	/* The identity before any place; see htw_timer_is(). */
+	WRITE_ONCE(t->handle, htw_make_handle(w, id, gen));
+	smp_wmb();
+	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
 	t->flags = 0;
 	t->reserved = 0;
-	atomic_long_inc(&htw_timers_total);
+	htw_count_timer(1);
 	return t;
 
 undo_quota:
@@ -417,15 +507,23 @@ undo_live:
 	return ERR_PTR(ret);
 }
 
-/* Cancel treats a timer marked HTW_FREE as gone (UNKNOWN). */
-static void htw_timer_free(struct htw_wheel *w, struct htw_timer *t)
+/* Give the memory and the charges back; the id is the caller's business. */
+static void htw_timer_release(struct htw_wheel *w, struct htw_timer *t)
 {
-	WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
-	htw_id_put(&w->ids, t->id, t->gen);
 	kmem_cache_free(htw_timer_cache, t);
 	htw_quota_uncharge(w->geo.quota);
 	atomic64_dec(&w->live);
-	atomic_long_dec(&htw_timers_total);
+	htw_count_timer(-1);
+}
+
+/* Cancel treats a timer marked HTW_FREE as gone (UNKNOWN). */
+static void htw_timer_free(struct htw_wheel *w, struct htw_timer *t)
+{
+	u64 raw = t->handle ^ w->handle_key;
+
+	WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
+	htw_id_put(&w->ids, raw & HTW_ID_MASK, raw >> HTW_ID_BITS);
+	htw_timer_release(w, t);
 }
 
 static void htw_publish(struct htw_wheel *w, struct htw_timer *t)
@@ -433,19 +531,20 @@ static void htw_publish(struct htw_wheel *w, struct htw_timer *t)
 	/* Fields first: lookups may dereference as soon as the entry is set. */
 	smp_wmb();
 	/* Before the bucket lock is dropped: nothing can free it earlier. */
-	atomic64_set(htw_id_entry(&w->ids, t->id), (u64)(uintptr_t)t);
+	atomic64_set(htw_id_entry(&w->ids, htw_timer_id(w, t)), (u64)(uintptr_t)t);
 }
 
 /* ---- schedule ---- */
 
 /*
  * Slow path of insertion: a tick run moved the horizon while we linked, so
- * the run may have skipped our bucket.  Under tick_lock no run is in
- * progress and clk == horizon; if the timer is still where we put it,
- * place it again relative to clk.  Returns the bucket's visit point.
+ * the run may have skipped our bucket.  Under tick_lock no batch is in
+ * progress and clk is where the run resumes from (or ended); if the timer
+ * is still where we put it, place it again relative to clk.  Returns the
+ * bucket's visit point.
  */
-static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t, u32 id,
-			    u32 gen, u32 bucket, u64 point)
+static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t,
+			    u64 handle, u32 bucket, u64 point)
 {
 	u32 where = htw_where(HTW_PENDING, bucket);
 	struct htw_bucket *bk = &w->buckets[bucket];
@@ -453,7 +552,7 @@ static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t, u32 id,
 
 	spin_lock_bh(&w->tick_lock);
 	spin_lock(&bk->lock);
-	if (htw_timer_is(w, t, id, gen, where)) {
+	if (htw_timer_is(t, handle, where)) {
 		htw_unlink_locked(w, bucket, t);
 		WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
 		moved = true;
@@ -475,7 +574,7 @@ static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t, u32 id,
 /* Link and publish a new timer without tick_lock; see struct htw_wheel. */
 static void htw_insert(struct htw_wheel *w, struct htw_timer *t)
 {
-	u32 id = t->id, gen = t->gen;
+	u64 handle = t->handle;
 	u64 horizon, point;
 	u32 bucket;
 
@@ -489,7 +588,7 @@ static void htw_insert(struct htw_wheel *w, struct htw_timer *t)
 	/* Pairs with smp_mb() in htw_advance() and htw_rearm(). */
 	smp_mb();
 	if (READ_ONCE(w->horizon) != horizon)
-		point = htw_replace_slow(w, t, id, gen, bucket, point);
+		point = htw_replace_slow(w, t, handle, bucket, point);
 	rcu_read_unlock();
 	if (point < READ_ONCE(w->armed_tick))
 		htw_arm_at_most(w, point);
@@ -522,8 +621,7 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 	t->period_ns = spec->period_ns;
 	t->slack_shift = htw_slack_shift(wheel, spec->slack_ns);
 	t->expires = htw_expiry_tick(wheel, t->deadline_ns, t->slack_shift);
-	t->where = htw_where(HTW_TRANSIT, 0);
-	*handle = htw_handle(wheel, t);
+	*handle = t->handle;
 	atomic64_inc(&wheel->pending);
 	atomic64_inc(&wheel->scheduled);
 	htw_insert(wheel, t);
@@ -534,7 +632,7 @@ EXPORT_SYMBOL_NS_GPL(htw_wheel_schedule, HTWHEEL);
 /* ---- cancel ---- */
 
 static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
-			       u32 id, u32 gen, u32 where)
+			       u64 handle, u32 where)
 {
 	u32 bucket = where & HTW_WHERE_BUCKET_MASK;
 	struct htw_bucket *bk;
@@ -550,7 +648,7 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 	bk = &w->buckets[bucket];
 
 	spin_lock_bh(&bk->lock);
-	found = htw_timer_is(w, t, id, gen, where);
+	found = htw_timer_is(t, handle, where);
 	if (found) {
 		htw_unlink_locked(w, bucket, t);
 		/* Ours now: a racing cancel of the same handle must not match. */
@@ -566,12 +664,12 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 }
 
 static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
-			    u32 id, u32 gen)
+			    u64 handle)
 {
 	int ret = -EAGAIN;
 
 	spin_lock_bh(&w->ready_lock);
-	if (htw_timer_is(w, t, id, gen, htw_where(HTW_READY, 0))) {
+	if (htw_timer_is(t, handle, htw_where(HTW_READY, 0))) {
 		ret = HTW_WHEEL_CANCEL_FIRED;
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED)) {
 			t->flags |= HTW_TF_CANCELLED;
@@ -586,27 +684,31 @@ static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
 
 enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 {
-	u32 id = htw_handle_id(wheel, handle), gen = htw_handle_gen(wheel, handle);
 	enum htw_cancel_status ret = HTW_WHEEL_CANCEL_UNKNOWN;
 	struct htw_timer *t;
-	u32 where;
+	u32 where, id;
+	u64 gen;
 	int r;
 
+	if (!htw_handle_decode(wheel, handle, &id, &gen))
+		return ret;
 	rcu_read_lock();
 	for (;;) {
 		t = htw_id_lookup(&wheel->ids, id);
-		if (!t || READ_ONCE(t->gen) != gen || !gen)
+		if (!t || READ_ONCE(t->handle) != handle)
 			break;
+		/* The identity before the place; see htw_timer_is(). */
+		smp_rmb();
 		where = READ_ONCE(t->where);
 		switch (htw_where_state(where)) {
 		case HTW_PENDING:
-			if (htw_cancel_pending(wheel, t, id, gen, where)) {
+			if (htw_cancel_pending(wheel, t, handle, where)) {
 				ret = HTW_WHEEL_CANCEL_OK;
 				goto out;
 			}
 			continue;	/* moved under us: look again */
 		case HTW_READY:
-			r = htw_cancel_ready(wheel, t, id, gen);
+			r = htw_cancel_ready(wheel, t, handle);
 			if (r >= 0) {
 				ret = r;
 				goto out;
@@ -615,7 +717,8 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 		case HTW_TRANSIT:
 			/*
 			 * Its owner holds tick_lock: once we have had the lock,
-			 * that run is over and the timer has a place; look again.
+			 * that batch is over and the timer has a place; look
+			 * again.
 			 */
 			spin_lock_bh(&wheel->tick_lock);
 			spin_unlock_bh(&wheel->tick_lock);
@@ -704,7 +807,7 @@ size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 			break;
 		out[n] = (struct htw_wheel_expiry) {
 			.cookie = t->cookie,
-			.handle = htw_handle(wheel, t),
+			.handle = t->handle,
 			.deadline_ns = t->deadline_ns,
 			.fired_ns = t->fired_ns,
 			.overrun = htw_overrun(t, now),
@@ -758,7 +861,7 @@ void htw_wheel_consume_ready(struct htw_wheel *wheel,
 		t = htw_dequeue_ready_locked(wheel);
 		if (WARN_ON_ONCE(!t))
 			break;
-		WARN_ON_ONCE(htw_handle(wheel, t) != recs[i].handle);
+		WARN_ON_ONCE(t->handle != recs[i].handle);
 		atomic64_add(recs[i].overrun, &wheel->fired);
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED) &&
 		    htw_rearm_periodic(wheel, t, recs[i].overrun))
@@ -794,72 +897,107 @@ static void htw_describe(const struct htw_wheel *w,
 		return;
 	out[n] = (struct htw_wheel_unexpired) {
 		.cookie = t->cookie,
-		.handle = htw_handle(w, t),
+		.handle = t->handle,
 		.remaining_ns = t->deadline_ns > now ? t->deadline_ns - now : 0,
 	};
 }
 
-/* Empty one bucket into @list; the caller owns the timers (TRANSIT). */
-static void htw_take_bucket(struct htw_wheel *w, u32 bucket,
-			    struct hlist_head *list)
+/*
+ * Expiry processing stops while a drain runs, so that no timer moves from a
+ * bucket the drain has not reached to one it has passed.  The caller
+ * serialises drains with peek/consume, which are then the only other
+ * writers of the ready queue besides cancel (flags only).
+ */
+static void htw_pause(struct htw_wheel *w)
 {
-	struct htw_bucket *bk = &w->buckets[bucket];
-	struct htw_timer *t;
+	spin_lock_bh(&w->tick_lock);
+	w->paused++;
+	spin_unlock_bh(&w->tick_lock);
+}
 
-	lockdep_assert_held(&w->tick_lock);
-	spin_lock(&bk->lock);
-	hlist_move_list(&bk->timers, list);
-	hlist_for_each_entry(t, list, node)
-		WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
-	clear_bit(bucket, w->occupied);
-	spin_unlock(&bk->lock);
+static void htw_resume(struct htw_wheel *w)
+{
+	spin_lock_bh(&w->tick_lock);
+	if (!--w->paused) {
+		/* Whatever the open tick had left, the drain took. */
+		w->tick_open = false;
+		htw_rearm(w);	/* idle now: disarm rather than wake for nothing */
+	}
+	spin_unlock_bh(&w->tick_lock);
 }
 
 static size_t htw_drain_buckets(struct htw_wheel *w, u64 now,
-				struct htw_wheel_unexpired *out, size_t max)
+				struct htw_wheel_unexpired *out, size_t max,
+				size_t n)
 {
 	u32 nbuckets = w->geo.levels * w->geo.slots;
 	struct hlist_node *tmp;
 	struct htw_timer *t;
-	size_t n = 0;
+	unsigned int taken;
 	u32 b;
 
 	for_each_set_bit(b, w->occupied, nbuckets) {
-		HLIST_HEAD(list);
+		do {
+			HLIST_HEAD(list);
 
-		htw_take_bucket(w, b, &list);
-		hlist_for_each_entry_safe(t, tmp, &list, node) {
-			hlist_del(&t->node);
-			htw_describe(w, t, now, out, max, n++);
-			htw_timer_free(w, t);
-		}
+			taken = htw_take_some(w, b, &list, HTW_BATCH, HTW_FREE);
+			hlist_for_each_entry_safe(t, tmp, &list, node) {
+				hlist_del(&t->node);
+				htw_describe(w, t, now, out, max, n++);
+				htw_timer_free(w, t);
+			}
+			cond_resched();
+		} while (taken == HTW_BATCH);
 	}
 	return n;
 }
 
+/* A queued periodic timer's future periods are pending too. */
+static size_t htw_drain_one_ready(struct htw_wheel *w, struct htw_timer *t,
+				  u64 now, struct htw_wheel_unexpired *out,
+				  size_t max, size_t n)
+{
+	u64 next;
+
+	lockdep_assert_held(&w->ready_lock);
+	if (!t->period_ns || (t->flags & HTW_TF_CANCELLED))
+		return n;
+	t->flags |= HTW_TF_CANCELLED;
+	next = t->deadline_ns + t->period_ns;
+	if (next < t->deadline_ns)
+		next = U64_MAX;
+	if (n < max)
+		out[n] = (struct htw_wheel_unexpired) {
+			.cookie = t->cookie,
+			.handle = t->handle,
+			.remaining_ns = next > now ? next - now : 0,
+		};
+	return n + 1;
+}
+
+/*
+ * Walk the ready queue a batch at a time.  @last stays queued while the
+ * lock is dropped: only consume and destroy remove records, and neither
+ * runs during a drain.
+ */
 static size_t htw_drain_ready(struct htw_wheel *w, u64 now,
 			      struct htw_wheel_unexpired *out, size_t max, size_t n)
 {
-	struct htw_timer *t;
-	u64 next;
+	struct htw_timer *t, *last = NULL;
+	unsigned int batch;
 
-	spin_lock(&w->ready_lock);
-	hlist_for_each_entry(t, &w->ready_head, node) {
-		if (!t->period_ns || (t->flags & HTW_TF_CANCELLED))
-			continue;
-		t->flags |= HTW_TF_CANCELLED;
-		next = t->deadline_ns + t->period_ns;
-		if (next < t->deadline_ns)
-			next = U64_MAX;
-		if (n < max)
-			out[n] = (struct htw_wheel_unexpired) {
-				.cookie = t->cookie,
-				.handle = htw_handle(w, t),
-				.remaining_ns = next > now ? next - now : 0,
-			};
-		n++;
-	}
-	spin_unlock(&w->ready_lock);
+	do {
+		spin_lock_bh(&w->ready_lock);
+		t = hlist_entry_safe(last ? last->node.next : w->ready_head.first,
+				     struct htw_timer, node);
+		for (batch = 0; t && batch < HTW_BATCH; batch++) {
+			n = htw_drain_one_ready(w, t, now, out, max, n);
+			last = t;
+			t = hlist_entry_safe(t->node.next, struct htw_timer, node);
+		}
+		spin_unlock_bh(&w->ready_lock);
+		cond_resched();
+	} while (t);
 	return n;
 }
 
@@ -869,12 +1007,11 @@ size_t htw_wheel_drain(struct htw_wheel *wheel,
 	u64 now = htw_wheel_now(wheel);
 	size_t n;
 
-	spin_lock_bh(&wheel->tick_lock);
-	n = htw_drain_buckets(wheel, now, out, max);
-	/* A queued periodic timer's future periods are pending too. */
+	might_sleep();
+	htw_pause(wheel);
+	n = htw_drain_buckets(wheel, now, out, max, 0);
 	n = htw_drain_ready(wheel, now, out, max, n);
-	htw_rearm(wheel);	/* idle now: disarm rather than wake for nothing */
-	spin_unlock_bh(&wheel->tick_lock);
+	htw_resume(wheel);
 	atomic64_sub(n, &wheel->pending);
 	atomic64_add(n, &wheel->cancelled);
 	return n;
@@ -961,8 +1098,7 @@ static struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 		kfree(w);
 		return ERR_PTR(-EINVAL);
 	}
-	w->handle_key = get_random_u32() | HTW_HANDLE_KEY_TOP;
-	w->gen_key = get_random_u32();
+	w->handle_key = get_random_u64() | HTW_HANDLE_KEY_TOP;
 	w->max_tick = div64_u64(U64_MAX, w->geo.tick_ns) + 1;
 	w->slot_bits = ilog2(w->geo.slots);
 	w->slot_mask = w->geo.slots - 1;
@@ -991,37 +1127,43 @@ struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
 }
 EXPORT_SYMBOL_NS_GPL(htw_wheel_create, HTWHEEL);
 
-static void htw_free_list(struct htw_wheel *w, struct hlist_head *list)
+/*
+ * Free every timer of @list.  Nothing else can reach them any more (see
+ * htw_wheel_destroy()), and the handle table goes with the wheel, so the
+ * ids are not given back.
+ */
+static void htw_discard_list(struct htw_wheel *w, struct hlist_head *list)
 {
 	struct hlist_node *tmp;
 	struct htw_timer *t;
+	unsigned int n = 0;
 
 	hlist_for_each_entry_safe(t, tmp, list, node) {
-		hlist_del(&t->node);
-		htw_timer_free(w, t);
+		htw_timer_release(w, t);
+		if (++n % HTW_BATCH == 0)
+			cond_resched();
 	}
+	INIT_HLIST_HEAD(list);
 }
 
+/*
+ * Once the tick is stopped no one else touches the wheel (the caller
+ * guarantees no other call races with destroy), so no lock is needed and
+ * a million timers are freed with scheduling points in between.
+ */
 void htw_wheel_destroy(struct htw_wheel *wheel)
 {
 	u32 nbuckets, b;
 
 	if (IS_ERR_OR_NULL(wheel))
 		return;
+	might_sleep();
 	htw_tick_stop(wheel);
 	nbuckets = wheel->geo.levels * wheel->geo.slots;
-	spin_lock_bh(&wheel->tick_lock);
-	for_each_set_bit(b, wheel->occupied, nbuckets) {
-		HLIST_HEAD(list);
-
-		htw_take_bucket(wheel, b, &list);
-		htw_free_list(wheel, &list);
-	}
-	spin_lock(&wheel->ready_lock);
-	htw_free_list(wheel, &wheel->ready_head);
+	for_each_set_bit(b, wheel->occupied, nbuckets)
+		htw_discard_list(wheel, &wheel->buckets[b].timers);
+	htw_discard_list(wheel, &wheel->ready_head);
 	wheel->ready_tail = NULL;
-	spin_unlock(&wheel->ready_lock);
-	spin_unlock_bh(&wheel->tick_lock);
 	WARN_ON_ONCE(atomic64_read(&wheel->live));
 	htw_wheel_free(wheel);
 }
@@ -1029,30 +1171,34 @@ EXPORT_SYMBOL_NS_GPL(htw_wheel_destroy, HTWHEEL);
 
 /* ---- test hooks ---- */
 
+#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
 struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
 					  htw_ready_fn ready, void *owner,
 					  u64 start_ns)
 {
 	return htw_wheel_alloc(geo, ready, owner, GFP_KERNEL, true, start_ns);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_create_manual, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_create_manual);
 
 void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns)
 {
 	WRITE_ONCE(w->manual_now, now_ns);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_set_now, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_set_now);
 
 int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 {
 	struct htw_timer *t;
-	u32 where, bucket;
+	u32 where, bucket, id;
 	int ret = -ENOENT;
+	u64 gen;
 
-	spin_lock_bh(&w->tick_lock);	/* no run, nothing in transit */
+	if (!htw_handle_decode(w, handle, &id, &gen))
+		return ret;
+	spin_lock_bh(&w->tick_lock);	/* no batch, nothing in transit */
 	rcu_read_lock();
-	t = htw_id_lookup(&w->ids, htw_handle_id(w, handle));
-	if (t && t->gen == htw_handle_gen(w, handle)) {
+	t = htw_id_lookup(&w->ids, id);
+	if (t && t->handle == handle) {
 		where = READ_ONCE(t->where);
 		bucket = where & HTW_WHERE_BUCKET_MASK;
 		p->state = htw_where_state(where);
@@ -1065,22 +1211,50 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 	spin_unlock_bh(&w->tick_lock);
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_inspect, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_inspect);
 
 u64 htw_wheel_armed_tick(struct htw_wheel *w)
 {
 	return READ_ONCE(w->armed_tick);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_armed_tick, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_armed_tick);
 
 u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick)
 {
 	return htw_tick_time(w, tick);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_tick_time, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_tick_time);
 
 long htw_timers_allocated(void)
 {
-	return atomic_long_read(&htw_timers_total);
+	long n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu(htw_timers_live, cpu);
+	return n;
 }
-EXPORT_SYMBOL_NS_GPL(htw_timers_allocated, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_timers_allocated);
+
+/*
+ * Make every free id of @w look used @gen - 1 times already, so that a
+ * suite can reach the end of the generations in a few calls.
+ */
+void htw_ids_age(struct htw_wheel *w, u64 gen)
+{
+	struct htw_ids *ids = &w->ids;
+	atomic64_t *slot;
+	u32 id;
+
+	spin_lock(&ids->lock);
+	for (id = ids->head; id != HTW_ID_NONE; id = htw_id_entry_next(atomic64_read(slot))) {
+		slot = htw_id_entry(ids, id);
+		atomic64_set(slot, htw_id_free_entry(gen, htw_id_entry_next(atomic64_read(slot))));
+	}
+	spin_unlock(&ids->lock);
+}
+HTW_EXPORT_FOR_TESTS(htw_ids_age);
+
+void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
+HTW_EXPORT_FOR_TESTS(htw_identity_hook);
+#endif

@@ -6,6 +6,9 @@
  */
 #include <linux/module.h>
 
+#include "htw_compat.h"
+
 MODULE_DESCRIPTION("KUnit suites for htwheel");
 MODULE_LICENSE("GPL");
 MODULE_IMPORT_NS(HTWHEEL);
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);

@@ -28,6 +28,9 @@
 #include "htw_compat.h"
 
 MODULE_IMPORT_NS(HTWHEEL);
+#if IS_ENABLED(CONFIG_KUNIT)
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+#endif
 
 static char *sizes = "1000,10000,100000,1000000";
 module_param(sizes, charp, 0444);
