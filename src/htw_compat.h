@@ -25,18 +25,20 @@
 #endif
 
 /*
- * Test hooks (manual clocks, inspection, race probes) are exported only to
- * the KUnit suites, as EXPORT_SYMBOL_IF_KUNIT() does (its header arrived in
- * 6.2), or, in a build with HTW_BENCH=1, to the benchmark module.  The
- * shipped module has none of them.
+ * The wheel's API and its test hooks (manual clocks, inspection, race
+ * probes) are exported only to the KUnit suites, as EXPORT_SYMBOL_IF_KUNIT()
+ * does (its header arrived in 6.2), or, in a build with HTW_BENCH=1, to the
+ * benchmark module.  The shipped module exports nothing.
  */
 #if IS_ENABLED(CONFIG_KUNIT) && LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #include <kunit/visibility.h>
 #define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_IF_KUNIT(sym)
 #elif IS_ENABLED(CONFIG_KUNIT)
 #define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_NS(sym, EXPORTED_FOR_KUNIT_TESTING)
-#else
+#elif defined(HTW_BENCH_HOOKS)
 #define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_NS_GPL(sym, HTWHEEL)
+#else
+#define HTW_EXPORT_FOR_TESTS(sym)
 #endif
 
 /* hrtimer_setup() replaced hrtimer_init() + assigning ->function in 6.13. */

@@ -158,7 +158,7 @@ int htw_api_negotiate(struct htw_api *api)
 	api->ioctls = HTW_IOCTLS_AFTER_API;
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(htw_api_negotiate, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_api_negotiate);
 
 /* Called by the tick in softirq context when records became ready. */
 static void htw_file_ready(struct htw_wheel *wheel, void *owner)
@@ -626,7 +626,10 @@ static long htw_drain(struct htw_file *hf, void __user *argp)
 			      GFP_KERNEL_ACCOUNT);
 	if (!kbuf)
 		return -ENOMEM;
+	/* The wheel wants drains serialised with read()'s peek/consume. */
+	mutex_lock(&hf->lock);
 	total = htw_wheel_drain(wheel, kbuf, req.count);
+	mutex_unlock(&hf->lock);
 	ret = htw_drain_copy_out(req.entries, kbuf, min_t(size_t, total, req.count));
 	if (!ret && put_user((u64)total, &ureq->drained))
 		ret = -EFAULT;

@@ -279,7 +279,7 @@ void htw_wheel_run_tick(struct htw_wheel *wheel)
 {
 	htw_run_all(wheel);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_run_tick, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_run_tick);
 
 #if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
 bool htw_wheel_run_batch(struct htw_wheel *w)

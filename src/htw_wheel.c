@@ -41,14 +41,12 @@ int htw_wheel_module_init(void)
 					       SLAB_ACCOUNT);
 	return htw_timer_cache ? 0 : -ENOMEM;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_module_init, HTWHEEL);
 
 void htw_wheel_module_exit(void)
 {
 	kmem_cache_destroy(htw_timer_cache);
 	htw_timer_cache = NULL;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_module_exit, HTWHEEL);
 
 /* ---- geometry and the tick grid ---- */
 
@@ -76,13 +74,13 @@ int htw_geometry_normalise(struct htw_geometry *geo)
 	geo->levels = DIV_ROUND_UP(bits, ilog2(geo->slots));
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(htw_geometry_normalise, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_geometry_normalise);
 
 void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
 {
 	*geo = wheel->geo;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_geometry, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_geometry);
 
 u64 htw_clock_now(clockid_t clockid)
 {
@@ -90,7 +88,7 @@ u64 htw_clock_now(clockid_t clockid)
 		return ktime_get_boottime_ns();
 	return ktime_get_ns();
 }
-EXPORT_SYMBOL_NS_GPL(htw_clock_now, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_clock_now);
 
 u64 htw_wheel_now(const struct htw_wheel *wheel)
 {
@@ -98,7 +96,7 @@ u64 htw_wheel_now(const struct htw_wheel *wheel)
 		return READ_ONCE(wheel->manual_now);
 	return htw_clock_now(wheel->geo.clockid);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_now, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_now);
 
 /* The tick whose start is the latest <= @ns. */
 u64 htw_tick_of(const struct htw_wheel *w, u64 ns)
@@ -601,7 +599,7 @@ int htw_spec_check(const struct htw_geometry *geo,
 		return -EINVAL;
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(htw_spec_check, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_spec_check);
 
 int htw_wheel_schedule(struct htw_wheel *wheel,
 		       const struct htw_timer_spec *spec, u64 *handle)
@@ -627,7 +625,7 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 	htw_insert(wheel, t);
 	return 0;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_schedule, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_schedule);
 
 /* ---- cancel ---- */
 
@@ -731,7 +729,7 @@ out:
 	rcu_read_unlock();
 	return ret;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_cancel, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_cancel);
 
 void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 {
@@ -740,7 +738,7 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 	atomic64_dec(&wheel->cancelled);
 	atomic64_dec(&wheel->scheduled);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_unschedule, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_unschedule);
 
 /* ---- ready queue ---- */
 
@@ -819,7 +817,7 @@ size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 	spin_unlock_bh(&wheel->ready_lock);
 	return n;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_peek_ready, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_peek_ready);
 
 /*
  * Put a delivered periodic timer back on its own grid: the next deadline
@@ -879,13 +877,13 @@ void htw_wheel_consume_ready(struct htw_wheel *wheel,
 		htw_timer_free(wheel, t);
 	}
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_consume_ready, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_consume_ready);
 
 bool htw_wheel_has_ready(struct htw_wheel *wheel)
 {
 	return !hlist_empty(&wheel->ready_head);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_has_ready, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_has_ready);
 
 /* ---- drain ---- */
 
@@ -1016,7 +1014,7 @@ size_t htw_wheel_drain(struct htw_wheel *wheel,
 	atomic64_add(n, &wheel->cancelled);
 	return n;
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_drain, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_drain);
 
 /* ---- stats ---- */
 
@@ -1035,7 +1033,7 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st)
 	memcpy(st->late_hist, wheel->late_hist, sizeof(st->late_hist));
 	spin_unlock_bh(&wheel->tick_lock);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_get_stats, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_get_stats);
 
 /* ---- create / destroy ---- */
 
@@ -1125,7 +1123,7 @@ struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
 {
 	return htw_wheel_alloc(geo, ready, owner, gfp, false, 0);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_create, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_create);
 
 /*
  * Free every timer of @list.  Nothing else can reach them any more (see
@@ -1167,7 +1165,7 @@ void htw_wheel_destroy(struct htw_wheel *wheel)
 	WARN_ON_ONCE(atomic64_read(&wheel->live));
 	htw_wheel_free(wheel);
 }
-EXPORT_SYMBOL_NS_GPL(htw_wheel_destroy, HTWHEEL);
+HTW_EXPORT_FOR_TESTS(htw_wheel_destroy);
 
 /* ---- test hooks ---- */
 

@@ -22,7 +22,7 @@
 #include <linux/spinlock.h>
 #include <linux/atomic.h>
 
-/* Exported in symbol namespace HTWHEEL; see htw_compat.h. */
+/* Exported only to the KUnit suites and the benchmark; see htw_compat.h. */
 
 struct htw_wheel;
 

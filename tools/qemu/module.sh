@@ -32,3 +32,8 @@ if [ $rc -ne 0 ]; then
 fi
 find "$out/src-mirror" -maxdepth 1 -name '*.ko' -exec cp -p {} "$out/" \;
 [ -f "$out/htwheel.ko" ] || htw_die "no htwheel.ko built against $kdir"
+# The shipped module exports nothing: the wheel's API and the test hooks are
+# for the KUnit suites and the benchmark only (src/htw_compat.h).
+if [ -z "${HTW_BENCH:-}" ]; then
+	nm "$out/htwheel.ko" | sed -n 's/.* __ksymtab_\(.*\)/exports \1 (only test builds may)/p' >>"$out/warnings"
+fi
