@@ -32,13 +32,13 @@
  */
 #if IS_ENABLED(CONFIG_KUNIT) && LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #include <kunit/visibility.h>
-#define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_IF_KUNIT(sym)
+#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_IF_KUNIT(sym)
 #elif IS_ENABLED(CONFIG_KUNIT)
-#define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_NS(sym, EXPORTED_FOR_KUNIT_TESTING)
+#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_NS(sym, EXPORTED_FOR_KUNIT_TESTING)
 #elif defined(HTW_BENCH_HOOKS)
-#define HTW_EXPORT_FOR_TESTS(sym)	EXPORT_SYMBOL_NS_GPL(sym, HTWHEEL)
+#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_NS_GPL(sym, HTWHEEL)
 #else
-#define HTW_EXPORT_FOR_TESTS(sym)
+#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)
 #endif
 
 /* hrtimer_setup() replaced hrtimer_init() + assigning ->function in 6.13. */

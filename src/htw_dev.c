@@ -158,7 +158,7 @@ int htw_api_negotiate(struct htw_api *api)
 	api->ioctls = HTW_IOCTLS_AFTER_API;
 	return 0;
 }
-HTW_EXPORT_FOR_TESTS(htw_api_negotiate);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_api_negotiate);
 
 /* Called by the tick in softirq context when records became ready. */
 static void htw_file_ready(struct htw_wheel *wheel, void *owner)

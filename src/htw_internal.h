@@ -250,7 +250,7 @@ extern void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
 			htw_identity_hook(t, step);		\
 	} while (0)
 #else
-#define htw_identity_probe(t, step)	do { } while (0)
+static inline void htw_identity_probe(struct htw_timer *t, unsigned int step) { }
 #endif
 
 #endif /* _HTW_INTERNAL_H */

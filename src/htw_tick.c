@@ -279,14 +279,14 @@ void htw_wheel_run_tick(struct htw_wheel *wheel)
 {
 	htw_run_all(wheel);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_run_tick);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_run_tick);
 
 #if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
 bool htw_wheel_run_batch(struct htw_wheel *w)
 {
 	return htw_run_batch(w, false);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_run_batch);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_run_batch);
 #endif
 
 void htw_tick_init(struct htw_wheel *w)

@@ -21,9 +21,12 @@ static struct kmem_cache *htw_timer_cache;
 #if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
 /* Timers allocated by every wheel, for the suites' leak checks only. */
 static DEFINE_PER_CPU(long, htw_timers_live);
-#define htw_count_timer(d)	this_cpu_add(htw_timers_live, d)
+static inline void htw_count_timer(long d)
+{
+	this_cpu_add(htw_timers_live, d);
+}
 #else
-#define htw_count_timer(d)	do { } while (0)
+static inline void htw_count_timer(long d) { }
 #endif
 
 int htw_wheel_module_init(void)
@@ -74,13 +77,13 @@ int htw_geometry_normalise(struct htw_geometry *geo)
 	geo->levels = DIV_ROUND_UP(bits, ilog2(geo->slots));
 	return 0;
 }
-HTW_EXPORT_FOR_TESTS(htw_geometry_normalise);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_geometry_normalise);
 
 void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
 {
 	*geo = wheel->geo;
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_geometry);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_geometry);
 
 u64 htw_clock_now(clockid_t clockid)
 {
@@ -88,7 +91,7 @@ u64 htw_clock_now(clockid_t clockid)
 		return ktime_get_boottime_ns();
 	return ktime_get_ns();
 }
-HTW_EXPORT_FOR_TESTS(htw_clock_now);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_clock_now);
 
 u64 htw_wheel_now(const struct htw_wheel *wheel)
 {
@@ -96,7 +99,7 @@ u64 htw_wheel_now(const struct htw_wheel *wheel)
 		return READ_ONCE(wheel->manual_now);
 	return htw_clock_now(wheel->geo.clockid);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_now);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_now);
 
 /* The tick whose start is the latest <= @ns. */
 u64 htw_tick_of(const struct htw_wheel *w, u64 ns)
@@ -372,7 +375,7 @@ static u32 htw_ids_nchunks(u64 max_pending)
 
 static int htw_ids_init(struct htw_ids *ids, u64 max_pending)
 {
-	BUILD_BUG_ON(HTW_MAX_PENDING > BIT_ULL(HTW_ID_BITS));
+	BUILD_BUG_ON(BIT_ULL(HTW_ID_BITS) < HTW_MAX_PENDING);
 	BUILD_BUG_ON(HTW_ID_BITS + HTW_GEN_BITS > 63);
 	BUILD_BUG_ON(HTW_ID_BITS + 2 + HTW_GEN_BITS != 64);
 	ids->nchunks = htw_ids_nchunks(max_pending);
@@ -439,10 +442,12 @@ static bool htw_timer_is(struct htw_timer *t, u64 handle, u32 where)
 	if (READ_ONCE(t->handle) != handle)
 		return false;
 	htw_identity_probe(t, 0);
+	/* Pairs with the smp_wmb() in htw_timer_alloc(). */
 	smp_rmb();
 	if (READ_ONCE(t->where) != where)
 		return false;
 	htw_identity_probe(t, 1);
+	/* Pairs with the smp_wmb() of the object's next owner. */
 	smp_rmb();
 	return READ_ONCE(t->handle) == handle;
 }
@@ -489,8 +494,8 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 		kmem_cache_free(htw_timer_cache, t);
 		goto undo_quota;
 	}
-	/* The identity before any place; see htw_timer_is(). */
 	WRITE_ONCE(t->handle, htw_make_handle(w, id, gen));
+	/* The identity before any place; pairs with htw_timer_is(). */
 	smp_wmb();
 	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
 	t->flags = 0;
@@ -599,7 +604,7 @@ int htw_spec_check(const struct htw_geometry *geo,
 		return -EINVAL;
 	return 0;
 }
-HTW_EXPORT_FOR_TESTS(htw_spec_check);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_spec_check);
 
 int htw_wheel_schedule(struct htw_wheel *wheel,
 		       const struct htw_timer_spec *spec, u64 *handle)
@@ -625,7 +630,7 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 	htw_insert(wheel, t);
 	return 0;
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_schedule);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_schedule);
 
 /* ---- cancel ---- */
 
@@ -729,7 +734,7 @@ out:
 	rcu_read_unlock();
 	return ret;
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_cancel);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_cancel);
 
 void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 {
@@ -738,7 +743,7 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 	atomic64_dec(&wheel->cancelled);
 	atomic64_dec(&wheel->scheduled);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_unschedule);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_unschedule);
 
 /* ---- ready queue ---- */
 
@@ -817,7 +822,7 @@ size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 	spin_unlock_bh(&wheel->ready_lock);
 	return n;
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_peek_ready);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_peek_ready);
 
 /*
  * Put a delivered periodic timer back on its own grid: the next deadline
@@ -877,13 +882,13 @@ void htw_wheel_consume_ready(struct htw_wheel *wheel,
 		htw_timer_free(wheel, t);
 	}
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_consume_ready);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_consume_ready);
 
 bool htw_wheel_has_ready(struct htw_wheel *wheel)
 {
 	return !hlist_empty(&wheel->ready_head);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_has_ready);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_has_ready);
 
 /* ---- drain ---- */
 
@@ -1014,7 +1019,7 @@ size_t htw_wheel_drain(struct htw_wheel *wheel,
 	atomic64_add(n, &wheel->cancelled);
 	return n;
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_drain);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_drain);
 
 /* ---- stats ---- */
 
@@ -1033,7 +1038,7 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st)
 	memcpy(st->late_hist, wheel->late_hist, sizeof(st->late_hist));
 	spin_unlock_bh(&wheel->tick_lock);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_get_stats);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_get_stats);
 
 /* ---- create / destroy ---- */
 
@@ -1123,7 +1128,7 @@ struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
 {
 	return htw_wheel_alloc(geo, ready, owner, gfp, false, 0);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_create);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create);
 
 /*
  * Free every timer of @list.  Nothing else can reach them any more (see
@@ -1165,7 +1170,7 @@ void htw_wheel_destroy(struct htw_wheel *wheel)
 	WARN_ON_ONCE(atomic64_read(&wheel->live));
 	htw_wheel_free(wheel);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_destroy);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_destroy);
 
 /* ---- test hooks ---- */
 
@@ -1176,13 +1181,13 @@ struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
 {
 	return htw_wheel_alloc(geo, ready, owner, GFP_KERNEL, true, start_ns);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_create_manual);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_manual);
 
 void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns)
 {
 	WRITE_ONCE(w->manual_now, now_ns);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_set_now);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_set_now);
 
 int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 {
@@ -1209,19 +1214,19 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 	spin_unlock_bh(&w->tick_lock);
 	return ret;
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_inspect);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_inspect);
 
 u64 htw_wheel_armed_tick(struct htw_wheel *w)
 {
 	return READ_ONCE(w->armed_tick);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_armed_tick);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_armed_tick);
 
 u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick)
 {
 	return htw_tick_time(w, tick);
 }
-HTW_EXPORT_FOR_TESTS(htw_wheel_tick_time);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_tick_time);
 
 long htw_timers_allocated(void)
 {
@@ -1232,7 +1237,7 @@ long htw_timers_allocated(void)
 		n += per_cpu(htw_timers_live, cpu);
 	return n;
 }
-HTW_EXPORT_FOR_TESTS(htw_timers_allocated);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_timers_allocated);
 
 /*
  * Make every free id of @w look used @gen - 1 times already, so that a
@@ -1251,8 +1256,8 @@ void htw_ids_age(struct htw_wheel *w, u64 gen)
 	}
 	spin_unlock(&ids->lock);
 }
-HTW_EXPORT_FOR_TESTS(htw_ids_age);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_ids_age);
 
 void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
-HTW_EXPORT_FOR_TESTS(htw_identity_hook);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_identity_hook);
 #endif

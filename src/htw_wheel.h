@@ -99,8 +99,9 @@ struct htw_wheel_stats {
 };
 
 /*
- * Called from the tick (softirq context, no wheel lock held) after new
- * timers moved to the ready queue.  Must not sleep.
+ * Called by the tick after new timers moved to the ready queue: from the
+ * hrtimer's softirq, or from the wheel's work item (process context) for
+ * the later batches of a big run; no wheel lock is held.  Must not sleep.
  */
 typedef void (*htw_ready_fn)(struct htw_wheel *wheel, void *owner);
 
@@ -115,7 +116,8 @@ void htw_wheel_module_exit(void);
  * above HTW_MAX_SLOTS, another clock, or max_pending 0 or above
  * HTW_MAX_PENDING.  htw_wheel_create() normalises a copy of @geo itself.
  * htw_wheel_create() returns ERR_PTR(-EINVAL or -ENOMEM), never NULL.
- * htw_wheel_destroy() must not race with any other call on the wheel.
+ * htw_wheel_destroy() must not race with any other call on the wheel; it
+ * may sleep (it frees a batch at a time with scheduling points).
  */
 struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
 				   htw_ready_fn ready, void *owner, gfp_t gfp);
@@ -141,7 +143,9 @@ int htw_spec_check(const struct htw_geometry *geo,
 /*
  * Any handle value is safe to pass.  A one-shot's handle is UNKNOWN once
  * its record was consumed; a periodic timer's stays FIRED while a record
- * of it is queued after it was cancelled.
+ * of it is queued after it was cancelled.  A wheel never issues the same
+ * handle value twice (an id whose generations run out is retired, and
+ * schedule then returns -ENOSPC once every id is).
  */
 enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle);
 /*
@@ -160,6 +164,8 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle);
  * or adds overruns, so a peek/consume pair sees the same head provided the
  * caller serialises its pairs (the device holds a per-fd mutex).  Overruns
  * that accrue between peek and consume stay queued for the next read.
+ * Both hold a wheel lock for the whole of @max or @n records: keep those
+ * small (the device uses 8).
  */
 size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 			    struct htw_wheel_expiry *out, size_t max);
@@ -170,13 +176,15 @@ bool htw_wheel_has_ready(struct htw_wheel *wheel);
 /*
  * Cancel every pending timer; the first @max are described in @out.
  * Returns the number cancelled (may exceed @max).  Ready records stay.
+ * Process context, may sleep: it works a batch at a time and pauses expiry
+ * meanwhile.  The caller serialises drains with peek/consume pairs.
  */
 size_t htw_wheel_drain(struct htw_wheel *wheel,
 		       struct htw_wheel_unexpired *out, size_t max);
 
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st);
 
-/* Run the tick now as if the hrtimer had fired (for tests). */
+/* Run the whole tick now as if the hrtimer had fired; may sleep (tests). */
 void htw_wheel_run_tick(struct htw_wheel *wheel);
 
 #endif /* _HTW_WHEEL_H */
