@@ -15,7 +15,6 @@
 #include <linux/cred.h>
 #include <linux/eventfd.h>
 #include <linux/fs.h>
-#include <linux/hashtable.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -30,6 +29,7 @@
 
 #include "htw_api.h"
 #include "htw_compat.h"
+#include "htw_limits.h"
 #include "htw_wheel.h"
 
 #define HTW_NAME	"htwheel"
@@ -49,23 +49,21 @@ static unsigned long max_pending = 1UL << 20;
 module_param(max_pending, ulong, 0644);
 MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 1048576)");
 
-static unsigned long max_user_timers = 1UL << 22;
-module_param(max_user_timers, ulong, 0644);
-MODULE_PARM_DESC(max_user_timers, "Most live timers one user may hold over all files (default 4194304)");
-
 /**
  * struct htw_file - one open file, one timer instance
- * @lock:     serialises setup, wheel creation, eventfd changes, reads and
- *            drains (peek/consume pairs must not interleave)
- * @wheel:    created on first use with @geo, then fixed until release;
- *            published with smp_store_release(), read with
- *            smp_load_acquire() and no lock
- * @geo:      the geometry the wheel will have (HTW_IOC_SETUP), under @lock
- * @wq:       readers and pollers waiting for expiry records
- * @eventfd:  signalled on new records; RCU, changed under @lock
- * @quota:    the owning user's live timer count
- * @api_done: the handshake succeeded; set once under @lock
- * @buf:      bounce buffer for read(), under @lock
+ * @lock:        serialises setup, wheel creation, eventfd changes, reads
+ *               and drains (peek/consume pairs must not interleave)
+ * @wheel:       created on first use with @geo, then fixed until release;
+ *               published with smp_store_release(), read with
+ *               smp_load_acquire() and no lock
+ * @geo:         the geometry the wheel will have (HTW_IOC_SETUP), under @lock
+ * @wq:          readers and pollers waiting for expiry records
+ * @eventfd:     signalled on new records; RCU, changed under @lock
+ * @quota:       the opener's (user namespace, euid) accounting: this file,
+ *               its live timers and @wheel_bytes are charged to it
+ * @wheel_bytes: what the wheel's structures were charged, 0 before it exists
+ * @api_done:    the handshake succeeded; set once under @lock
+ * @buf:         bounce buffer for read(), under @lock
  */
 struct htw_file {
 	struct mutex lock;	/* see above: setup, creation, eventfd, reads */
@@ -74,64 +72,13 @@ struct htw_file {
 	wait_queue_head_t wq;
 	struct eventfd_ctx __rcu *eventfd;
 	struct htw_quota *quota;
+	size_t wheel_bytes;
 	bool api_done;
 	union {
 		struct htw_wheel_expiry rec[HTW_CHUNK / 8];
 		struct htw_wheel_unexpired unexp[HTW_CHUNK / 8];
 	} buf;
 };
-
-/* Per-user accounting of live timers, like inotify's max_user_watches. */
-struct htw_user {
-	struct htw_quota quota;
-	struct hlist_node node;
-	kuid_t uid;
-	refcount_t refs;
-};
-
-static DEFINE_HASHTABLE(htw_users, 6);
-static DEFINE_SPINLOCK(htw_users_lock);
-
-static struct htw_quota *htw_quota_get(void)
-{
-	kuid_t uid = current_uid();
-	struct htw_user *u, *fresh;
-
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
-	if (!fresh)
-		return NULL;
-	spin_lock(&htw_users_lock);
-	hash_for_each_possible(htw_users, u, node, __kuid_val(uid)) {
-		if (uid_eq(u->uid, uid) && refcount_inc_not_zero(&u->refs)) {
-			spin_unlock(&htw_users_lock);
-			kfree(fresh);
-			return &u->quota;
-		}
-	}
-	fresh->uid = uid;
-	refcount_set(&fresh->refs, 1);
-	atomic_long_set(&fresh->quota.used, 0);
-	fresh->quota.max = &max_user_timers;
-	hash_add(htw_users, &fresh->node, __kuid_val(uid));
-	spin_unlock(&htw_users_lock);
-	return &fresh->quota;
-}
-
-static void htw_quota_put(struct htw_quota *quota)
-{
-	struct htw_user *u = container_of(quota, struct htw_user, quota);
-
-	/* Under the lock: htw_quota_get() must not find a dying entry. */
-	spin_lock(&htw_users_lock);
-	if (!refcount_dec_and_test(&u->refs)) {
-		spin_unlock(&htw_users_lock);
-		return;
-	}
-	hash_del(&u->node);
-	spin_unlock(&htw_users_lock);
-	WARN_ON_ONCE(atomic_long_read(&u->quota.used));
-	kfree(u);
-}
 
 static bool htw_all_zero(const __u64 *v, size_t n)
 {
@@ -181,6 +128,31 @@ static struct htw_wheel *htw_file_peek_wheel(struct htw_file *hf)
 	return smp_load_acquire(&hf->wheel);
 }
 
+/*
+ * Create the wheel with the file's geometry.  Its structures are charged
+ * to the user before they exist: a wheel that does not fit is never
+ * allocated, and the file stays as it was (HTW_IOC_SETUP still works).
+ */
+static struct htw_wheel *htw_file_create_wheel(struct htw_file *hf)
+{
+	size_t bytes = htw_wheel_footprint(&hf->geo);
+	struct htw_wheel *wheel;
+
+	lockdep_assert_held(&hf->lock);
+	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes))
+		return ERR_PTR(-EDQUOT);
+	wheel = htw_wheel_create(&hf->geo, htw_file_ready, hf,
+				 GFP_KERNEL_ACCOUNT);
+	if (IS_ERR(wheel)) {
+		htw_quota_uncharge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes);
+		return wheel;
+	}
+	hf->wheel_bytes = bytes;
+	/* Publish only once built; see htw_file_peek_wheel(). */
+	smp_store_release(&hf->wheel, wheel);
+	return wheel;
+}
+
 /* The file's wheel, created with the current geometry on first use. */
 static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
 {
@@ -189,14 +161,7 @@ static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
 	if (wheel)
 		return wheel;
 	mutex_lock(&hf->lock);
-	wheel = hf->wheel;
-	if (!wheel) {
-		wheel = htw_wheel_create(&hf->geo, htw_file_ready, hf,
-					 GFP_KERNEL_ACCOUNT);
-		if (!IS_ERR(wheel))
-			/* Publish only once built; see htw_file_peek_wheel(). */
-			smp_store_release(&hf->wheel, wheel);
-	}
+	wheel = hf->wheel ?: htw_file_create_wheel(hf);
 	mutex_unlock(&hf->lock);
 	return wheel;
 }
@@ -856,36 +821,64 @@ static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long parm)
 	}
 }
 
+/* The geometry of a new file, from the module's defaults. */
+static int htw_file_default_geometry(struct htw_geometry *geo)
+{
+	geo->tick_ns = READ_ONCE(default_tick_ns);
+	geo->slots = READ_ONCE(default_slots);
+	geo->clockid = CLOCK_MONOTONIC;
+	geo->max_pending = READ_ONCE(max_pending);
+	if (!htw_geometry_normalise(geo))
+		return 0;
+	/* Module parameters may be nonsense: fall back to what always works. */
+	geo->tick_ns = max_t(u64, NSEC_PER_MSEC, hrtimer_resolution);
+	geo->slots = 512;
+	geo->max_pending = clamp_t(u64, geo->max_pending, 1, HTW_MAX_PENDING);
+	return WARN_ON_ONCE(htw_geometry_normalise(geo)) ? -EINVAL : 0;
+}
+
+/*
+ * Charge the new file to its opener: the user namespace and effective
+ * uid of the task calling open(), whoever uses the file later.
+ */
+static int htw_file_account(struct htw_file *hf)
+{
+	hf->quota = htw_quota_get(current_user_ns(), current_euid());
+	if (!hf->quota)
+		return -ENOMEM;
+	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_INSTANCES, 1)) {
+		htw_quota_put(hf->quota);
+		return -EMFILE;
+	}
+	return 0;
+}
+
+/* After the wheel is gone: its timers were uncharged as they were freed. */
+static void htw_file_unaccount(struct htw_file *hf)
+{
+	htw_quota_uncharge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, hf->wheel_bytes);
+	htw_quota_uncharge_n(hf->quota, HTW_LIMIT_INSTANCES, 1);
+	htw_quota_put(hf->quota);
+}
+
 static int htw_open(struct inode *inode, struct file *file)
 {
 	struct htw_file *hf;
+	int ret;
 
 	hf = kzalloc(sizeof(*hf), GFP_KERNEL_ACCOUNT);
 	if (!hf)
 		return -ENOMEM;
-	hf->quota = htw_quota_get();
-	if (!hf->quota) {
+	ret = htw_file_default_geometry(&hf->geo);
+	if (!ret)
+		ret = htw_file_account(hf);
+	if (ret) {
 		kfree(hf);
-		return -ENOMEM;
+		return ret;
 	}
+	hf->geo.quota = hf->quota;
 	mutex_init(&hf->lock);
 	init_waitqueue_head(&hf->wq);
-	hf->geo.tick_ns = READ_ONCE(default_tick_ns);
-	hf->geo.slots = READ_ONCE(default_slots);
-	hf->geo.clockid = CLOCK_MONOTONIC;
-	hf->geo.max_pending = READ_ONCE(max_pending);
-	hf->geo.quota = hf->quota;
-	/* Module parameters may be nonsense: fall back to what always works. */
-	if (htw_geometry_normalise(&hf->geo)) {
-		hf->geo.tick_ns = max_t(u64, NSEC_PER_MSEC, hrtimer_resolution);
-		hf->geo.slots = 512;
-		hf->geo.max_pending = clamp_t(u64, hf->geo.max_pending, 1, HTW_MAX_PENDING);
-		if (WARN_ON_ONCE(htw_geometry_normalise(&hf->geo))) {
-			htw_quota_put(hf->quota);
-			kfree(hf);
-			return -EINVAL;
-		}
-	}
 	file->private_data = hf;
 	return stream_open(inode, file);
 }
@@ -900,7 +893,7 @@ static int htw_release(struct inode *inode, struct file *file)
 	mutex_lock(&hf->lock);
 	htw_eventfd_swap(hf, NULL);
 	mutex_unlock(&hf->lock);
-	htw_quota_put(hf->quota);
+	htw_file_unaccount(hf);
 	mutex_destroy(&hf->lock);
 	kfree(hf);
 	return 0;

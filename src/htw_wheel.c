@@ -15,6 +15,7 @@
 #include <linux/timekeeping.h>
 #include "htw_internal.h"
 #include "htw_compat.h"
+#include "htw_limits.h"
 
 static struct kmem_cache *htw_timer_cache;
 static atomic_long_t htw_timers_total = ATOMIC_LONG_INIT(0);
@@ -364,22 +365,7 @@ static bool htw_timer_is(struct htw_wheel *w, struct htw_timer *t, u32 id,
 
 /* ---- timer lifetime ---- */
 
-static int htw_quota_charge(struct htw_quota *q)
-{
-	if (!q)
-		return 0;
-	if (atomic_long_inc_return(&q->used) > (long)READ_ONCE(*q->max)) {
-		atomic_long_dec(&q->used);
-		return -EDQUOT;
-	}
-	return 0;
-}
-
-static void htw_quota_uncharge(struct htw_quota *q)
-{
-	if (q)
-		atomic_long_dec(&q->used);
-}
+/* htw_quota_charge() and htw_quota_uncharge(): see htw_limits.h. */
 
 static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 {
@@ -1084,3 +1070,19 @@ long htw_timers_allocated(void)
 	return atomic_long_read(&htw_timers_total);
 }
 EXPORT_SYMBOL_NS_GPL(htw_timers_allocated, HTWHEEL);
+
+/* What htw_buckets_init() and htw_ids_init() allocate for @geo. */
+size_t htw_wheel_footprint(const struct htw_geometry *geo)
+{
+	struct htw_geometry g = *geo;
+	size_t nbuckets, nchunks;
+
+	if (htw_geometry_normalise(&g))
+		return 0;
+	nbuckets = (size_t)g.levels * g.slots;
+	nchunks = DIV_ROUND_UP_ULL(g.max_pending, HTW_IDS_PER_CHUNK);
+	return nbuckets * sizeof(struct htw_bucket) +
+	       BITS_TO_LONGS(nbuckets) * sizeof(unsigned long) +
+	       nchunks * sizeof(atomic64_t *);
+}
+EXPORT_SYMBOL_NS_GPL(htw_wheel_footprint, HTWHEEL);

@@ -473,6 +473,193 @@ TEST(per_user_limit)
 	ASSERT_EQ(0, htw_test_set_param("max_user_timers", old, NULL));
 }
 
+/* Open files until refused; their fds in fds[], the count returned. */
+static int open_until_refused(int *fds, int max, int *err)
+{
+	int n;
+
+	for (n = 0; n < max; n++) {
+		fds[n] = htw_test_open(0);
+		if (fds[n] < 0)
+			break;
+	}
+	*err = n < max ? errno : 0;
+	return n;
+}
+
+static void close_all(int *fds, int n)
+{
+	while (n--)
+		close(fds[n]);
+}
+
+/* In a child: another user's files count against that user only. */
+static int open_four_as_nobody(void)
+{
+	int fds[5], n, err;
+
+	if (setgid(65534) || setuid(65534))
+		return 10;
+	n = open_until_refused(fds, 5, &err);
+	close_all(fds, n);
+	return n == 4 && err == EMFILE ? 0 : 11;
+}
+
+TEST(per_user_instances_emfile)
+{
+	int fds[5], n, err, status;
+	unsigned long old;
+	pid_t pid;
+
+	if (getuid())
+		SKIP(return, "needs root to set max_user_instances");
+	ASSERT_EQ(0, htw_test_set_param("max_user_instances", 4, &old));
+	n = open_until_refused(fds, 5, &err);
+	EXPECT_EQ(4, n);
+	EXPECT_EQ(EMFILE, err);
+	pid = fork();
+	if (pid == 0)
+		_exit(open_four_as_nobody());
+	EXPECT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	/* A closed file gives its instance back. */
+	if (n > 0) {
+		close(fds[--n]);
+		fds[n] = htw_test_open(0);
+		EXPECT_LE(0, fds[n]);
+		n += fds[n] >= 0;
+	}
+	close_all(fds, n);
+	ASSERT_EQ(0, htw_test_set_param("max_user_instances", old, NULL));
+	/* And the old limit holds again: far more than 4 files. */
+	n = open_until_refused(fds, 5, &err);
+	EXPECT_EQ(5, n);
+	close_all(fds, n);
+}
+
+static int setup_geometry(int fd, uint64_t tick_ns, uint32_t slots)
+{
+	struct htw_setup setup = {
+		.clockid = CLOCK_MONOTONIC, .tick_ns = tick_ns, .slots = slots,
+	};
+
+	return ioctl(fd, HTW_IOC_SETUP, &setup);
+}
+
+/* A wheel that does not fit is not created: SETUP still works. */
+TEST(wheel_bytes_refused_before_creation)
+{
+	struct htw_timer_entry e;
+	struct htw_stats st;
+	unsigned long old;
+	int fd = htw_test_open(0);
+
+	if (getuid())
+		SKIP(return, "needs root to set max_user_wheel_bytes");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, htw_test_set_param("max_user_wheel_bytes", 1, &old));
+	entry(&e, 1, HOUR);
+	EXPECT_EQ(-1, schedule(fd, &e, 1));
+	EXPECT_EQ(EDQUOT, errno);
+	EXPECT_EQ(0, e.handle);
+	ASSERT_EQ(0, stats(fd, &st));
+	EXPECT_EQ(0, st.scheduled);
+	EXPECT_EQ(0, setup_geometry(fd, 2 * MS, 64));
+	ASSERT_EQ(0, htw_test_set_param("max_user_wheel_bytes", old, NULL));
+	EXPECT_EQ(1, schedule(fd, &e, 1));
+	ASSERT_EQ(0, stats(fd, &st));
+	EXPECT_EQ(2 * MS, st.tick_ns);
+	EXPECT_EQ(64, st.slots);
+	close(fd);
+}
+
+/*
+ * With 1 MiB: a 10 us x 65536-slot wheel (4 levels of 65536 buckets,
+ * several MiB) is refused while default wheels fit, until their sum is
+ * reached; closing one makes room for the next.
+ */
+TEST(wheel_bytes_limit_counts_every_wheel)
+{
+	struct htw_timer_entry e;
+	int fds[100], big, n, ret = 0;
+	unsigned long old;
+
+	if (getuid())
+		SKIP(return, "needs root to set max_user_wheel_bytes");
+	ASSERT_EQ(0, htw_test_set_param("max_user_wheel_bytes", 1 << 20, &old));
+	entry(&e, 1, HOUR);
+	big = htw_test_open(0);
+	ASSERT_LE(0, big);
+	ASSERT_EQ(0, setup_geometry(big, 10000, 65536));
+	EXPECT_EQ(-1, schedule(big, &e, 1));
+	EXPECT_EQ(EDQUOT, errno);
+	for (n = 0; n < 100; n++) {
+		fds[n] = htw_test_open(0);
+		ASSERT_LE(0, fds[n]);
+		ret = schedule(fds[n], &e, 1);
+		if (ret != 1)
+			break;
+	}
+	EXPECT_EQ(-1, ret);
+	EXPECT_EQ(EDQUOT, errno);
+	EXPECT_LT(0, n);
+	EXPECT_GT(100, n);
+	if (n > 0 && n < 100) {
+		close(fds[0]);
+		fds[0] = fds[n];	/* its wheel was refused: retry there */
+		EXPECT_EQ(1, schedule(fds[0], &e, 1));
+	}
+	close_all(fds, n < 100 ? n : 100);
+	close(big);
+	ASSERT_EQ(0, htw_test_set_param("max_user_wheel_bytes", old, NULL));
+}
+
+static int get_param(const char *name, unsigned long *v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/module/htwheel/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%lu", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+static long long memtotal_bytes(void)
+{
+	long long kb = -1;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %lld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* The documented defaults: 128 files, 1/8 of RAM in timers, 1/16 in wheels. */
+TEST(default_limits_scale_with_memory)
+{
+	unsigned long instances, timers, bytes;
+	long long ram = memtotal_bytes();
+	unsigned long long want;
+
+	ASSERT_LT(0, ram);
+	ASSERT_EQ(0, get_param("max_user_instances", &instances));
+	ASSERT_EQ(0, get_param("max_user_timers", &timers));
+	ASSERT_EQ(0, get_param("max_user_wheel_bytes", &bytes));
+	EXPECT_EQ(128, instances);
+	want = ram / 8 / 72;
+	EXPECT_EQ(want < 4194304 ? want : 4194304, timers);
+	EXPECT_EQ(ram / 16, bytes);
+}
+
 TEST_F(wheel, two_fds_isolated)
 {
 	int other = htw_test_open(0);
