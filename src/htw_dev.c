@@ -30,6 +30,7 @@
 #include "htw_api.h"
 #include "htw_compat.h"
 #include "htw_limits.h"
+#include "htw_timens.h"
 #include "htw_wheel.h"
 
 #define HTW_NAME	"htwheel"
@@ -62,6 +63,7 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
  * @quota:       the opener's (user namespace, euid) accounting: this file,
  *               its live timers and @wheel_bytes are charged to it
  * @wheel_bytes: what the wheel's structures were charged, 0 before it exists
+ * @timens:      the opener's time namespace offsets, fixed at open()
  * @api_done:    the handshake succeeded; set once under @lock
  * @buf:         bounce buffer for read(), under @lock
  */
@@ -73,6 +75,7 @@ struct htw_file {
 	struct eventfd_ctx __rcu *eventfd;
 	struct htw_quota *quota;
 	size_t wheel_bytes;
+	struct htw_timens timens;
 	bool api_done;
 	union {
 		struct htw_wheel_expiry rec[HTW_CHUNK / 8];
@@ -264,11 +267,13 @@ static int htw_copy_out_batch(u64 uptr, size_t index, const void *src,
 
 /*
  * What a batch is checked against: the geometry the wheel has (or will
- * have) and one clock reading; @wheel is set once the batch is valid.
+ * have), one clock reading and the opener's time namespace offset on
+ * that clock; @wheel is set once the batch is valid.
  */
 struct htw_check_ctx {
 	struct htw_geometry geo;
 	struct htw_wheel *wheel;
+	s64 offset;	/* of the time namespace, on the wheel's clock */
 	u64 now;
 };
 
@@ -328,7 +333,7 @@ static int htw_entry_to_spec(const struct htw_timer_entry *e,
 	spec->period_ns = e->period_ns;
 	spec->slack_ns = e->slack_ns;
 	if (e->flags & HTW_TIMER_ABSTIME)
-		spec->deadline_ns = e->expires;
+		spec->deadline_ns = htw_timens_to_host(e->expires, ctx->offset);
 	else if (check_add_overflow(ctx->now, e->expires, &spec->deadline_ns))
 		return -EOVERFLOW;
 	return htw_spec_check(&ctx->geo, spec);
@@ -427,6 +432,7 @@ static int htw_schedule_prepare(struct htw_file *hf, struct htw_check_ctx *ctx,
 
 	htw_file_geometry(hf, &ctx->geo);
 	for (tries = 0; tries < 2; tries++) {
+		ctx->offset = htw_timens_offset(&hf->timens, ctx->geo.clockid);
 		/* One clock reading for the batch: its delays share one origin. */
 		ctx->now = htw_clock_now(ctx->geo.clockid);
 		ret = htw_batch_validate(e, req->entries, req->count, sizeof(*e),
@@ -694,14 +700,15 @@ static bool htw_file_has_ready(struct htw_file *hf)
 	return wheel && htw_wheel_has_ready(wheel);
 }
 
+/* A record for user space, its times on the opener's clock (@offset). */
 static void htw_expiry_to_user(struct htw_expiry *out,
-			       const struct htw_wheel_expiry *in)
+			       const struct htw_wheel_expiry *in, s64 offset)
 {
 	memset(out, 0, sizeof(*out));
 	out->cookie = in->cookie;
 	out->handle = in->handle;
-	out->deadline_ns = in->deadline_ns;
-	out->expired_ns = in->fired_ns;
+	out->deadline_ns = htw_timens_from_host(in->deadline_ns, offset);
+	out->expired_ns = htw_timens_from_host(in->fired_ns, offset);
 	out->overrun = in->overrun;
 	out->flags = in->flags & HTW_WHEEL_EXPIRY_PERIODIC ? HTW_EXPIRY_PERIODIC : 0;
 }
@@ -710,6 +717,7 @@ static void htw_expiry_to_user(struct htw_expiry *out,
 static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
 			     char __user *buf, size_t max)
 {
+	s64 offset = htw_timens_offset(&hf->timens, hf->geo.clockid);
 	struct htw_expiry out[8];
 	size_t n, i, done = 0;
 
@@ -720,7 +728,7 @@ static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
 		if (!n)
 			break;
 		for (i = 0; i < n; i++)
-			htw_expiry_to_user(&out[i], &hf->buf.rec[i]);
+			htw_expiry_to_user(&out[i], &hf->buf.rec[i], offset);
 		if (copy_to_user(buf + done * sizeof(*out), out, n * sizeof(*out)))
 			return done ? done : -EFAULT;
 		htw_wheel_consume_ready(wheel, hf->buf.rec, n);
@@ -877,6 +885,7 @@ static int htw_open(struct inode *inode, struct file *file)
 		return ret;
 	}
 	hf->geo.quota = hf->quota;
+	htw_timens_capture(&hf->timens);
 	mutex_init(&hf->lock);
 	init_waitqueue_head(&hf->wq);
 	file->private_data = hf;

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,10 @@
 #define MS		1000000ULL
 #define HOUR		(3600ULL * 1000 * MS)
 #define POISON		0xcc
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
 
 /* An address no test maps; through a volatile so gcc does not object. */
 static char *volatile bad_buffer = (char *)8;
@@ -658,6 +663,149 @@ TEST(default_limits_scale_with_memory)
 	want = ram / 8 / 72;
 	EXPECT_EQ(want < 4194304 ? want : 4194304, timers);
 	EXPECT_EQ(ram / 16, bytes);
+}
+
+#define NS_UNSUPPORTED	99
+#define NS_OFFSET_S	1000LL
+
+/*
+ * In a time namespace: an HTW_TIMER_ABSTIME deadline 50 ms ahead on the
+ * namespace's @clk fires then, not early, and its record's times are on
+ * that clock too.  Returns 0 or the failing step.
+ */
+static int ns_abstime_fires_on_time(clockid_t clk)
+{
+	struct htw_setup setup = { .clockid = clk };
+	uint64_t deadline, after;
+	struct htw_timer_entry e;
+	struct htw_expiry rec;
+	int fd = htw_test_open(0);
+
+	if (fd < 0 || ioctl(fd, HTW_IOC_SETUP, &setup))
+		return 1;
+	deadline = htw_test_now(clk) + 50 * MS;
+	entry(&e, 7, deadline);
+	e.flags = HTW_TIMER_ABSTIME;
+	if (schedule(fd, &e, 1) != 1)
+		return 2;
+	/* Taken as a host time, it would be 1000 s away (or already due). */
+	if (wait_readable(fd, 5000) != 1)
+		return 3;
+	after = htw_test_now(clk);
+	if (read(fd, &rec, sizeof(rec)) != sizeof(rec) || rec.cookie != 7)
+		return 4;
+	if (after < deadline)
+		return 5;	/* early on the namespace's clock */
+	if (rec.deadline_ns != deadline)
+		return 6;
+	if (rec.expired_ns < deadline || rec.expired_ns > after)
+		return 7;
+	close(fd);
+	return 0;
+}
+
+/* Before the namespace's offset: already due, reported at the offset. */
+static int ns_deadline_before_offset_is_due(void)
+{
+	struct htw_timer_entry e;
+	struct htw_expiry rec;
+	int fd = htw_test_open(O_NONBLOCK);
+
+	if (fd < 0)
+		return 11;
+	entry(&e, 8, 1);
+	e.flags = HTW_TIMER_ABSTIME;
+	if (schedule(fd, &e, 1) != 1)
+		return 12;
+	if (wait_readable(fd, 1000) != 1)
+		return 13;
+	if (read(fd, &rec, sizeof(rec)) != sizeof(rec))
+		return 14;
+	if (rec.deadline_ns != NS_OFFSET_S * 1000 * MS)
+		return 15;
+	close(fd);
+	return 0;
+}
+
+/* Steps 1-7: CLOCK_MONOTONIC, 21-27: CLOCK_BOOTTIME, 11-15: before offset. */
+static int ns_checks(int before_offset)
+{
+	int r = ns_abstime_fires_on_time(CLOCK_MONOTONIC);
+
+	if (!r) {
+		r = ns_abstime_fires_on_time(CLOCK_BOOTTIME);
+		r += r ? 20 : 0;
+	}
+	if (!r && before_offset)
+		r = ns_deadline_before_offset_is_due();
+	return r;
+}
+
+static int ns_positive_checks(void)
+{
+	return ns_checks(1);
+}
+
+static int ns_negative_checks(void)
+{
+	return ns_checks(0);
+}
+
+/*
+ * Run @fn in a child in a new time namespace whose clocks are @off_s
+ * seconds from the host's.  The offsets must be written before any task
+ * is in the namespace, and only children of the unsharing process are.
+ */
+static int in_time_ns(long long off_s, int (*fn)(void))
+{
+	int status;
+	pid_t pid;
+	FILE *f;
+
+	if (unshare(CLONE_NEWTIME))
+		return errno == EINVAL ? NS_UNSUPPORTED : 90;
+	f = fopen("/proc/self/timens_offsets", "w");
+	if (!f)
+		return 91;
+	fprintf(f, "monotonic %lld 0\nboottime %lld 0\n", off_s, off_s);
+	if (fclose(f))
+		return 92;
+	pid = fork();
+	if (pid == 0)
+		_exit(fn());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 93;
+	return WEXITSTATUS(status);
+}
+
+static int in_time_ns_status(long long off_s, int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(in_time_ns(off_s, fn));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 94;
+	return WEXITSTATUS(status);
+}
+
+TEST(abstime_on_the_openers_time_namespace)
+{
+	long long back_s = htw_test_now(CLOCK_MONOTONIC) / (1000 * MS) / 2;
+	int r;
+
+	if (getuid())
+		SKIP(return, "needs root for a time namespace");
+	r = in_time_ns_status(NS_OFFSET_S, ns_positive_checks);
+	if (r == NS_UNSUPPORTED)
+		SKIP(return, "no time namespaces (CONFIG_TIME_NS)");
+	EXPECT_EQ(0, r) TH_LOG("offset +%lld s: step %d failed", NS_OFFSET_S, r);
+	/* Behind the host: allowed while the namespace's clock stays >= 0. */
+	if (back_s < 1)
+		SKIP(return, "booted less than 2 s ago: no room for a negative offset");
+	r = in_time_ns_status(-back_s, ns_negative_checks);
+	EXPECT_EQ(0, r) TH_LOG("offset -%lld s: step %d failed", back_s, r);
 }
 
 TEST_F(wheel, two_fds_isolated)
