@@ -7,10 +7,18 @@
  * one short handler that copies its argument in, validates all of it, and
  * only then takes a lock.
  *
- * Lock order: htw_file.lock (mutex) -> the wheel's bucket locks -> the
- * wheel's ready lock.  Schedule and cancel take no file lock at all: the
- * wheel pointer is published once (htw_file_wheel()) and never changes
+ * Lock order: htw_file.lock (a mutex, outermost) -> the wheel's own
+ * locks, which nest tick_lock -> ready_lock -> bucket lock inside the
+ * wheel (htw_internal.h).  Schedule and cancel take no file lock at all:
+ * the wheel pointer is published once (htw_file_wheel()) and never changes
  * until release, so threads scheduling on different buckets never contend.
+ * read()'s peek/consume pairs and drains hold htw_file.lock, so they never
+ * interleave.
+ *
+ * What a user may hold is counted per (user namespace, uid) up the
+ * namespace chain (htw_limits.c); absolute times are on the opener's time
+ * namespace clock (htw_timens.h).  Loops over user-sized arrays yield the
+ * CPU between steps and stop early when the caller is being killed.
  */
 #include <linux/cred.h>
 #include <linux/eventfd.h>
@@ -52,12 +60,15 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
 
 /**
  * struct htw_file - one open file, one timer instance
- * @lock:        serialises setup, wheel creation, eventfd changes, reads
- *               and drains (peek/consume pairs must not interleave)
+ * @lock:        outermost lock of the file: serialises the handshake,
+ *               setup, wheel creation, eventfd changes, and read()'s
+ *               peek/consume pairs with each other and with drains;
+ *               schedule and cancel do not take it
  * @wheel:       created on first use with @geo, then fixed until release;
  *               published with smp_store_release(), read with
  *               smp_load_acquire() and no lock
- * @geo:         the geometry the wheel will have (HTW_IOC_SETUP), under @lock
+ * @geo:         the geometry the wheel will have (HTW_IOC_SETUP), under
+ *               @lock; the wheel's own once it exists
  * @wq:          readers and pollers waiting for expiry records
  * @eventfd:     signalled on new records; RCU, changed under @lock
  * @quota:       the opener's (user namespace, euid) accounting: this file,
@@ -68,7 +79,7 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
  * @buf:         bounce buffer for read(), under @lock
  */
 struct htw_file {
-	struct mutex lock;	/* see above: setup, creation, eventfd, reads */
+	struct mutex lock;	/* see above: outermost */
 	struct htw_wheel *wheel;
 	struct htw_geometry geo;
 	wait_queue_head_t wq;
@@ -249,6 +260,17 @@ static void *htw_chunk_alloc(u32 count, size_t size)
 	return kmalloc_array(min_t(u32, count, HTW_CHUNK), size, GFP_KERNEL);
 }
 
+/*
+ * Between two steps of a loop over a user-sized array: let other tasks
+ * run, and tell the loop to stop if the caller is being killed (nobody
+ * waits for the rest of its work).
+ */
+static bool htw_step_stop(void)
+{
+	cond_resched();
+	return fatal_signal_pending(current);
+}
+
 static int htw_copy_in_batch(void *dst, u64 uptr, size_t index, size_t n,
 			     size_t size)
 {
@@ -295,6 +317,8 @@ static int htw_batch_validate(void *buf, u64 uptr, u32 count, size_t size,
 	for (done = 0; done < count; done += HTW_CHUNK) {
 		u32 n = min_t(u32, count - done, HTW_CHUNK);
 
+		if (done && htw_step_stop())
+			return -EINTR;	/* nothing was done yet */
 		ret = htw_copy_in_batch(buf, uptr, done, n, size);
 		for (i = 0; !ret && i < n; i++)
 			ret = check(buf + i * size, ctx);
@@ -385,6 +409,9 @@ static long htw_schedule_batch(const struct htw_check_ctx *ctx,
 	for (done = 0; done < count; done += ret) {
 		u32 n = min_t(u32, count - done, HTW_CHUNK);
 
+		/* Killed: report what is done, as a limit part way would. */
+		if (done && htw_step_stop())
+			break;
 		ret = htw_copy_in_batch(e, uptr, done, n, sizeof(*e));
 		if (!ret)
 			ret = htw_schedule_chunk(ctx, e, n);
@@ -488,25 +515,33 @@ static int htw_cancel_entry_check(const void *entry,
 	return e->pad ? -EINVAL : 0;
 }
 
-static long htw_cancel_batch(struct htw_wheel *wheel,
-			     struct htw_cancel_entry *e, u64 uptr, u32 count)
+/*
+ * Cancel a validated batch; *@cancelled counts the HTW_CANCELLED results.
+ * Returns 0, -EFAULT, or -EINTR when the caller is being killed: the
+ * entries before that point are done and *@cancelled counts them.
+ */
+static int htw_cancel_batch(struct htw_wheel *wheel, struct htw_cancel_entry *e,
+			    u64 uptr, u32 count, u32 *cancelled)
 {
-	u32 done, i, cancelled = 0;
+	u32 done, i;
 
+	*cancelled = 0;
 	for (done = 0; done < count; done += HTW_CHUNK) {
 		u32 n = min_t(u32, count - done, HTW_CHUNK);
 
+		if (done && htw_step_stop())
+			return -EINTR;
 		if (htw_copy_in_batch(e, uptr, done, n, sizeof(*e)))
 			return -EFAULT;
 		for (i = 0; i < n; i++) {
 			e[i].result = wheel ? htw_wheel_cancel(wheel, e[i].handle) :
 					      HTW_CANCEL_UNKNOWN;
-			cancelled += e[i].result == HTW_WHEEL_CANCEL_OK;
+			*cancelled += e[i].result == HTW_WHEEL_CANCEL_OK;
 		}
 		if (htw_copy_out_batch(uptr, done, e, n, sizeof(*e)))
 			return -EFAULT;
 	}
-	return cancelled;
+	return 0;
 }
 
 static long htw_cancel(struct htw_file *hf, void __user *argp)
@@ -515,6 +550,7 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 	struct htw_cancel_entry *e;
 	struct htw_wheel *wheel;
 	struct htw_cancel req;
+	u32 cancelled;
 	long ret;
 
 	if (copy_from_user(&req, ureq, sizeof(req)))
@@ -535,12 +571,15 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 	/* The count is written after the cancels: make sure it can be. */
 	if (!ret && put_user(0U, &ureq->cancelled))
 		ret = -EFAULT;
-	if (!ret)
-		ret = htw_cancel_batch(wheel, e, req.entries, req.count);
+	if (!ret) {
+		ret = htw_cancel_batch(wheel, e, req.entries, req.count,
+				       &cancelled);
+		/* Killed part way: the cancels done are reported all the same. */
+		if (ret != -EFAULT && put_user(cancelled, &ureq->cancelled))
+			ret = -EFAULT;
+	}
 	kfree(e);
-	if (ret >= 0 && put_user((u32)ret, &ureq->cancelled))
-		return -EFAULT;
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 /* Copy drain descriptions out in small steps through the stack. */
@@ -551,6 +590,8 @@ static int htw_drain_copy_out(u64 uptr, const struct htw_wheel_unexpired *in,
 	size_t done, i, k;
 
 	for (done = 0; done < n; done += k) {
+		if (done && htw_step_stop())
+			return -EINTR;
 		k = min(n - done, ARRAY_SIZE(out));
 		memset(out, 0, sizeof(out));
 		for (i = 0; i < k; i++) {
@@ -597,7 +638,13 @@ static long htw_drain(struct htw_file *hf, void __user *argp)
 			      GFP_KERNEL_ACCOUNT);
 	if (!kbuf)
 		return -ENOMEM;
+	/* Drains must not interleave with read()'s peek/consume pairs. */
+	if (mutex_lock_killable(&hf->lock)) {
+		kvfree(kbuf);
+		return -EINTR;
+	}
 	total = htw_wheel_drain(wheel, kbuf, req.count);
+	mutex_unlock(&hf->lock);
 	ret = htw_drain_copy_out(req.entries, kbuf, min_t(size_t, total, req.count));
 	if (!ret && put_user((u64)total, &ureq->drained))
 		ret = -EFAULT;
@@ -713,7 +760,10 @@ static void htw_expiry_to_user(struct htw_expiry *out,
 	out->flags = in->flags & HTW_WHEEL_EXPIRY_PERIODIC ? HTW_EXPIRY_PERIODIC : 0;
 }
 
-/* Copy out up to @max records; the caller holds hf->lock. */
+/*
+ * Copy out up to @max records; the caller holds hf->lock.  A caller that
+ * is being killed gets what was copied so far.
+ */
 static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
 			     char __user *buf, size_t max)
 {
@@ -723,6 +773,8 @@ static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
 
 	lockdep_assert_held(&hf->lock);
 	while (done < max) {
+		if (done && htw_step_stop())
+			break;
 		n = htw_wheel_peek_ready(wheel, hf->buf.rec,
 					 min(max - done, ARRAY_SIZE(out)));
 		if (!n)
