@@ -542,6 +542,103 @@ TEST(per_user_instances_emfile)
 	close_all(fds, n);
 }
 
+#ifndef CLONE_NEWUSER
+#define CLONE_NEWUSER	0x10000000
+#endif
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/*
+ * In a child: a new user namespace whose uids 0..9 are the host's
+ * 100000..100009 (a subuid range of root's; the map is written by the
+ * parent, @go), then uid 1 there, open until refused.  Exit code: files
+ * opened, or 100 + the failing step.
+ */
+static int open_as_subuid(int ready, int go)
+{
+	int fds[8], n, err;
+	char c;
+
+	if (unshare(CLONE_NEWUSER))
+		return errno == EINVAL ? 199 : 101;
+	if (write(ready, "u", 1) != 1 || read(go, &c, 1) != 1 || c != 'm')
+		return 102;
+	if (setresgid(1, 1, 1) || setresuid(1, 1, 1))
+		return 103;
+	n = open_until_refused(fds, 8, &err);
+	close_all(fds, n);
+	return err == EMFILE ? n : 104;
+}
+
+static int run_subuid_child(void)
+{
+	int to_parent[2], to_child[2], status;
+	char path[64], c;
+	pid_t pid;
+
+	if (pipe(to_parent) || pipe(to_child))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(to_parent[0]);
+		close(to_child[1]);
+		_exit(open_as_subuid(to_parent[1], to_child[0]));
+	}
+	/* Only the child's ends stay open: its exit ends the read. */
+	close(to_parent[1]);
+	close(to_child[0]);
+	if (read(to_parent[0], &c, 1) == 1) {
+		snprintf(path, sizeof(path), "/proc/%d/uid_map", pid);
+		write_file(path, "0 100000 10\n");
+		snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
+		write_file(path, "0 100000 10\n");
+		/* Should this fail, the child reads EOF and reports step 102. */
+		write(to_child[1], "m", 1);
+	}
+	close(to_parent[0]);
+	close(to_child[1]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
+ * A uid of a user namespace root created is charged to root too: with
+ * root holding 2 of 4 instances, the namespace's user gets the other 2,
+ * not a budget of its own (as it would if the global uid were the key).
+ */
+TEST(instances_charged_to_namespace_creator)
+{
+	unsigned long old;
+	int fds[4], n, err, got;
+
+	if (getuid())
+		SKIP(return, "needs root to set max_user_instances");
+	ASSERT_EQ(0, htw_test_set_param("max_user_instances", 4, &old));
+	n = open_until_refused(fds, 2, &err);
+	EXPECT_EQ(2, n);
+	got = run_subuid_child();
+	close_all(fds, n);
+	if (got == 199) {
+		htw_test_set_param("max_user_instances", old, NULL);
+		SKIP(return, "no user namespaces (CONFIG_USER_NS)");
+	}
+	EXPECT_EQ(2, got) TH_LOG("the namespace's user opened %d (>= 100: step failed)", got);
+	/* Everything was given back up the chain: root has 4 again. */
+	n = open_until_refused(fds, 4, &err);
+	EXPECT_EQ(4, n);
+	close_all(fds, n);
+	ASSERT_EQ(0, htw_test_set_param("max_user_instances", old, NULL));
+}
+
 static int setup_geometry(int fd, uint64_t tick_ns, uint32_t slots)
 {
 	struct htw_setup setup = {
