@@ -849,22 +849,27 @@ static int ns_negative_checks(void)
 }
 
 /*
- * Run @fn in a child in a new time namespace whose clocks are @off_s
- * seconds from the host's.  The offsets must be written before any task
- * is in the namespace, and only children of the unsharing process are.
+ * Run @fn in a child in a new time namespace whose clocks are @off_ns
+ * from the host's.  The offsets must be written before any task is in the
+ * namespace, and only children of the unsharing process are.
  */
-static int in_time_ns(long long off_s, int (*fn)(void))
+static int in_time_ns(long long off_ns, int (*fn)(void))
 {
+	long long sec = off_ns / (long long)(1000 * MS), nsec = off_ns % (long long)(1000 * MS);
 	int status;
 	pid_t pid;
 	FILE *f;
 
+	if (nsec < 0) {		/* the file wants 0 <= nsec < 1 s */
+		sec--;
+		nsec += 1000 * MS;
+	}
 	if (unshare(CLONE_NEWTIME))
 		return errno == EINVAL ? NS_UNSUPPORTED : 90;
 	f = fopen("/proc/self/timens_offsets", "w");
 	if (!f)
 		return 91;
-	fprintf(f, "monotonic %lld 0\nboottime %lld 0\n", off_s, off_s);
+	fprintf(f, "monotonic %lld %lld\nboottime %lld %lld\n", sec, nsec, sec, nsec);
 	if (fclose(f))
 		return 92;
 	pid = fork();
@@ -875,13 +880,13 @@ static int in_time_ns(long long off_s, int (*fn)(void))
 	return WEXITSTATUS(status);
 }
 
-static int in_time_ns_status(long long off_s, int (*fn)(void))
+static int in_time_ns_status(long long off_ns, int (*fn)(void))
 {
 	int status;
 	pid_t pid = fork();
 
 	if (pid == 0)
-		_exit(in_time_ns(off_s, fn));
+		_exit(in_time_ns(off_ns, fn));
 	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
 		return 94;
 	return WEXITSTATUS(status);
@@ -889,20 +894,18 @@ static int in_time_ns_status(long long off_s, int (*fn)(void))
 
 TEST(abstime_on_the_openers_time_namespace)
 {
-	long long back_s = htw_test_now(CLOCK_MONOTONIC) / (1000 * MS) / 2;
+	/* Behind the host: allowed while the namespace's clock stays >= 0. */
+	long long back_ns = htw_test_now(CLOCK_MONOTONIC) / 2;
 	int r;
 
 	if (getuid())
 		SKIP(return, "needs root for a time namespace");
-	r = in_time_ns_status(NS_OFFSET_S, ns_positive_checks);
+	r = in_time_ns_status(NS_OFFSET_S * 1000 * MS, ns_positive_checks);
 	if (r == NS_UNSUPPORTED)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS)");
 	EXPECT_EQ(0, r) TH_LOG("offset +%lld s: step %d failed", NS_OFFSET_S, r);
-	/* Behind the host: allowed while the namespace's clock stays >= 0. */
-	if (back_s < 1)
-		SKIP(return, "booted less than 2 s ago: no room for a negative offset");
-	r = in_time_ns_status(-back_s, ns_negative_checks);
-	EXPECT_EQ(0, r) TH_LOG("offset -%lld s: step %d failed", back_s, r);
+	r = in_time_ns_status(-back_ns, ns_negative_checks);
+	EXPECT_EQ(0, r) TH_LOG("offset -%lld ns: step %d failed", back_ns, r);
 }
 
 TEST_F(wheel, two_fds_isolated)
