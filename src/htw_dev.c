@@ -7,15 +7,22 @@
  * one short handler that copies its argument in, validates all of it, and
  * only then takes a lock.
  *
- * Lock order: htw_file.lock (mutex) -> the wheel's bucket locks -> the
- * wheel's ready lock.  Schedule and cancel take no file lock at all: the
- * wheel pointer is published once (htw_file_wheel()) and never changes
+ * Lock order: htw_file.lock (a mutex, outermost) -> the wheel's own
+ * locks, which nest tick_lock -> ready_lock -> bucket lock inside the
+ * wheel (htw_internal.h).  Schedule and cancel take no file lock at all:
+ * the wheel pointer is published once (htw_file_wheel()) and never changes
  * until release, so threads scheduling on different buckets never contend.
+ * read()'s peek/consume pairs and drains hold htw_file.lock, so they never
+ * interleave.
+ *
+ * What a user may hold is counted per (user namespace, uid) up the
+ * namespace chain (htw_limits.c); absolute times are on the opener's time
+ * namespace clock (htw_timens.h).  Loops over user-sized arrays yield the
+ * CPU between steps and stop early when the caller is being killed.
  */
 #include <linux/cred.h>
 #include <linux/eventfd.h>
 #include <linux/fs.h>
-#include <linux/hashtable.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -30,6 +37,8 @@
 
 #include "htw_api.h"
 #include "htw_compat.h"
+#include "htw_limits.h"
+#include "htw_timens.h"
 #include "htw_wheel.h"
 
 #define HTW_NAME	"htwheel"
@@ -49,89 +58,41 @@ static unsigned long max_pending = 1UL << 20;
 module_param(max_pending, ulong, 0644);
 MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 1048576)");
 
-static unsigned long max_user_timers = 1UL << 22;
-module_param(max_user_timers, ulong, 0644);
-MODULE_PARM_DESC(max_user_timers, "Most live timers one user may hold over all files (default 4194304)");
-
 /**
  * struct htw_file - one open file, one timer instance
- * @lock:     serialises setup, wheel creation, eventfd changes, reads and
- *            drains (peek/consume pairs must not interleave)
- * @wheel:    created on first use with @geo, then fixed until release;
- *            published with smp_store_release(), read with
- *            smp_load_acquire() and no lock
- * @geo:      the geometry the wheel will have (HTW_IOC_SETUP), under @lock
- * @wq:       readers and pollers waiting for expiry records
- * @eventfd:  signalled on new records; RCU, changed under @lock
- * @quota:    the owning user's live timer count
- * @api_done: the handshake succeeded; set once under @lock
- * @buf:      bounce buffer for read(), under @lock
+ * @lock:        outermost lock of the file: serialises the handshake,
+ *               setup, wheel creation, eventfd changes, and read()'s
+ *               peek/consume pairs with each other and with drains;
+ *               schedule and cancel do not take it
+ * @wheel:       created on first use with @geo, then fixed until release;
+ *               published with smp_store_release(), read with
+ *               smp_load_acquire() and no lock
+ * @geo:         the geometry the wheel will have (HTW_IOC_SETUP), under
+ *               @lock; the wheel's own once it exists
+ * @wq:          readers and pollers waiting for expiry records
+ * @eventfd:     signalled on new records; RCU, changed under @lock
+ * @quota:       the opener's (user namespace, euid) accounting: this file,
+ *               its live timers and @wheel_bytes are charged to it
+ * @wheel_bytes: what the wheel's structures were charged, 0 before it exists
+ * @timens:      the opener's time namespace offsets, fixed at open()
+ * @api_done:    the handshake succeeded; set once under @lock
+ * @buf:         bounce buffer for read(), under @lock
  */
 struct htw_file {
-	struct mutex lock;	/* see above: setup, creation, eventfd, reads */
+	struct mutex lock;	/* see above: outermost */
 	struct htw_wheel *wheel;
 	struct htw_geometry geo;
 	wait_queue_head_t wq;
 	struct eventfd_ctx __rcu *eventfd;
 	struct htw_quota *quota;
+	size_t wheel_bytes;
+	struct htw_timens timens;
 	bool api_done;
 	union {
 		struct htw_wheel_expiry rec[HTW_CHUNK / 8];
 		struct htw_wheel_unexpired unexp[HTW_CHUNK / 8];
 	} buf;
 };
-
-/* Per-user accounting of live timers, like inotify's max_user_watches. */
-struct htw_user {
-	struct htw_quota quota;
-	struct hlist_node node;
-	kuid_t uid;
-	refcount_t refs;
-};
-
-static DEFINE_HASHTABLE(htw_users, 6);
-static DEFINE_SPINLOCK(htw_users_lock);
-
-static struct htw_quota *htw_quota_get(void)
-{
-	kuid_t uid = current_uid();
-	struct htw_user *u, *fresh;
-
-	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL_ACCOUNT);
-	if (!fresh)
-		return NULL;
-	spin_lock(&htw_users_lock);
-	hash_for_each_possible(htw_users, u, node, __kuid_val(uid)) {
-		if (uid_eq(u->uid, uid) && refcount_inc_not_zero(&u->refs)) {
-			spin_unlock(&htw_users_lock);
-			kfree(fresh);
-			return &u->quota;
-		}
-	}
-	fresh->uid = uid;
-	refcount_set(&fresh->refs, 1);
-	atomic_long_set(&fresh->quota.used, 0);
-	fresh->quota.max = &max_user_timers;
-	hash_add(htw_users, &fresh->node, __kuid_val(uid));
-	spin_unlock(&htw_users_lock);
-	return &fresh->quota;
-}
-
-static void htw_quota_put(struct htw_quota *quota)
-{
-	struct htw_user *u = container_of(quota, struct htw_user, quota);
-
-	/* Under the lock: htw_quota_get() must not find a dying entry. */
-	spin_lock(&htw_users_lock);
-	if (!refcount_dec_and_test(&u->refs)) {
-		spin_unlock(&htw_users_lock);
-		return;
-	}
-	hash_del(&u->node);
-	spin_unlock(&htw_users_lock);
-	WARN_ON_ONCE(atomic_long_read(&u->quota.used));
-	kfree(u);
-}
 
 static bool htw_all_zero(const __u64 *v, size_t n)
 {
@@ -181,6 +142,31 @@ static struct htw_wheel *htw_file_peek_wheel(struct htw_file *hf)
 	return smp_load_acquire(&hf->wheel);
 }
 
+/*
+ * Create the wheel with the file's geometry.  Its structures are charged
+ * to the user before they exist: a wheel that does not fit is never
+ * allocated, and the file stays as it was (HTW_IOC_SETUP still works).
+ */
+static struct htw_wheel *htw_file_create_wheel(struct htw_file *hf)
+{
+	size_t bytes = htw_wheel_footprint(&hf->geo);
+	struct htw_wheel *wheel;
+
+	lockdep_assert_held(&hf->lock);
+	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes))
+		return ERR_PTR(-EDQUOT);
+	wheel = htw_wheel_create(&hf->geo, htw_file_ready, hf,
+				 GFP_KERNEL_ACCOUNT);
+	if (IS_ERR(wheel)) {
+		htw_quota_uncharge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes);
+		return wheel;
+	}
+	hf->wheel_bytes = bytes;
+	/* Publish only once built; see htw_file_peek_wheel(). */
+	smp_store_release(&hf->wheel, wheel);
+	return wheel;
+}
+
 /* The file's wheel, created with the current geometry on first use. */
 static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
 {
@@ -189,14 +175,7 @@ static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
 	if (wheel)
 		return wheel;
 	mutex_lock(&hf->lock);
-	wheel = hf->wheel;
-	if (!wheel) {
-		wheel = htw_wheel_create(&hf->geo, htw_file_ready, hf,
-					 GFP_KERNEL_ACCOUNT);
-		if (!IS_ERR(wheel))
-			/* Publish only once built; see htw_file_peek_wheel(). */
-			smp_store_release(&hf->wheel, wheel);
-	}
+	wheel = hf->wheel ?: htw_file_create_wheel(hf);
 	mutex_unlock(&hf->lock);
 	return wheel;
 }
@@ -281,6 +260,17 @@ static void *htw_chunk_alloc(u32 count, size_t size)
 	return kmalloc_array(min_t(u32, count, HTW_CHUNK), size, GFP_KERNEL);
 }
 
+/*
+ * Between two steps of a loop over a user-sized array: let other tasks
+ * run, and tell the loop to stop if the caller is being killed (nobody
+ * waits for the rest of its work).
+ */
+static bool htw_step_stop(void)
+{
+	cond_resched();
+	return fatal_signal_pending(current);
+}
+
 static int htw_copy_in_batch(void *dst, u64 uptr, size_t index, size_t n,
 			     size_t size)
 {
@@ -299,11 +289,13 @@ static int htw_copy_out_batch(u64 uptr, size_t index, const void *src,
 
 /*
  * What a batch is checked against: the geometry the wheel has (or will
- * have) and one clock reading; @wheel is set once the batch is valid.
+ * have), one clock reading and the opener's time namespace offset on
+ * that clock; @wheel is set once the batch is valid.
  */
 struct htw_check_ctx {
 	struct htw_geometry geo;
 	struct htw_wheel *wheel;
+	s64 offset;	/* of the time namespace, on the wheel's clock */
 	u64 now;
 };
 
@@ -325,6 +317,8 @@ static int htw_batch_validate(void *buf, u64 uptr, u32 count, size_t size,
 	for (done = 0; done < count; done += HTW_CHUNK) {
 		u32 n = min_t(u32, count - done, HTW_CHUNK);
 
+		if (done && htw_step_stop())
+			return -EINTR;	/* nothing was done yet */
 		ret = htw_copy_in_batch(buf, uptr, done, n, size);
 		for (i = 0; !ret && i < n; i++)
 			ret = check(buf + i * size, ctx);
@@ -363,7 +357,7 @@ static int htw_entry_to_spec(const struct htw_timer_entry *e,
 	spec->period_ns = e->period_ns;
 	spec->slack_ns = e->slack_ns;
 	if (e->flags & HTW_TIMER_ABSTIME)
-		spec->deadline_ns = e->expires;
+		spec->deadline_ns = htw_timens_to_host(e->expires, ctx->offset);
 	else if (check_add_overflow(ctx->now, e->expires, &spec->deadline_ns))
 		return -EOVERFLOW;
 	return htw_spec_check(&ctx->geo, spec);
@@ -415,6 +409,9 @@ static long htw_schedule_batch(const struct htw_check_ctx *ctx,
 	for (done = 0; done < count; done += ret) {
 		u32 n = min_t(u32, count - done, HTW_CHUNK);
 
+		/* Killed: report what is done, as a limit part way would. */
+		if (done && htw_step_stop())
+			break;
 		ret = htw_copy_in_batch(e, uptr, done, n, sizeof(*e));
 		if (!ret)
 			ret = htw_schedule_chunk(ctx, e, n);
@@ -462,6 +459,7 @@ static int htw_schedule_prepare(struct htw_file *hf, struct htw_check_ctx *ctx,
 
 	htw_file_geometry(hf, &ctx->geo);
 	for (tries = 0; tries < 2; tries++) {
+		ctx->offset = htw_timens_offset(&hf->timens, ctx->geo.clockid);
 		/* One clock reading for the batch: its delays share one origin. */
 		ctx->now = htw_clock_now(ctx->geo.clockid);
 		ret = htw_batch_validate(e, req->entries, req->count, sizeof(*e),
@@ -517,25 +515,33 @@ static int htw_cancel_entry_check(const void *entry,
 	return e->pad ? -EINVAL : 0;
 }
 
-static long htw_cancel_batch(struct htw_wheel *wheel,
-			     struct htw_cancel_entry *e, u64 uptr, u32 count)
+/*
+ * Cancel a validated batch; *@cancelled counts the HTW_CANCELLED results.
+ * Returns 0, -EFAULT, or -EINTR when the caller is being killed: the
+ * entries before that point are done and *@cancelled counts them.
+ */
+static int htw_cancel_batch(struct htw_wheel *wheel, struct htw_cancel_entry *e,
+			    u64 uptr, u32 count, u32 *cancelled)
 {
-	u32 done, i, cancelled = 0;
+	u32 done, i;
 
+	*cancelled = 0;
 	for (done = 0; done < count; done += HTW_CHUNK) {
 		u32 n = min_t(u32, count - done, HTW_CHUNK);
 
+		if (done && htw_step_stop())
+			return -EINTR;
 		if (htw_copy_in_batch(e, uptr, done, n, sizeof(*e)))
 			return -EFAULT;
 		for (i = 0; i < n; i++) {
 			e[i].result = wheel ? htw_wheel_cancel(wheel, e[i].handle) :
 					      HTW_CANCEL_UNKNOWN;
-			cancelled += e[i].result == HTW_WHEEL_CANCEL_OK;
+			*cancelled += e[i].result == HTW_WHEEL_CANCEL_OK;
 		}
 		if (htw_copy_out_batch(uptr, done, e, n, sizeof(*e)))
 			return -EFAULT;
 	}
-	return cancelled;
+	return 0;
 }
 
 static long htw_cancel(struct htw_file *hf, void __user *argp)
@@ -544,6 +550,7 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 	struct htw_cancel_entry *e;
 	struct htw_wheel *wheel;
 	struct htw_cancel req;
+	u32 cancelled;
 	long ret;
 
 	if (copy_from_user(&req, ureq, sizeof(req)))
@@ -564,12 +571,15 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 	/* The count is written after the cancels: make sure it can be. */
 	if (!ret && put_user(0U, &ureq->cancelled))
 		ret = -EFAULT;
-	if (!ret)
-		ret = htw_cancel_batch(wheel, e, req.entries, req.count);
+	if (!ret) {
+		ret = htw_cancel_batch(wheel, e, req.entries, req.count,
+				       &cancelled);
+		/* Killed part way: the cancels done are reported all the same. */
+		if (ret != -EFAULT && put_user(cancelled, &ureq->cancelled))
+			ret = -EFAULT;
+	}
 	kfree(e);
-	if (ret >= 0 && put_user((u32)ret, &ureq->cancelled))
-		return -EFAULT;
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 /* Copy drain descriptions out in small steps through the stack. */
@@ -580,6 +590,8 @@ static int htw_drain_copy_out(u64 uptr, const struct htw_wheel_unexpired *in,
 	size_t done, i, k;
 
 	for (done = 0; done < n; done += k) {
+		if (done && htw_step_stop())
+			return -EINTR;
 		k = min(n - done, ARRAY_SIZE(out));
 		memset(out, 0, sizeof(out));
 		for (i = 0; i < k; i++) {
@@ -626,8 +638,11 @@ static long htw_drain(struct htw_file *hf, void __user *argp)
 			      GFP_KERNEL_ACCOUNT);
 	if (!kbuf)
 		return -ENOMEM;
-	/* The wheel wants drains serialised with read()'s peek/consume. */
-	mutex_lock(&hf->lock);
+	/* Drains must not interleave with read()'s peek/consume pairs. */
+	if (mutex_lock_killable(&hf->lock)) {
+		kvfree(kbuf);
+		return -EINTR;
+	}
 	total = htw_wheel_drain(wheel, kbuf, req.count);
 	mutex_unlock(&hf->lock);
 	ret = htw_drain_copy_out(req.entries, kbuf, min_t(size_t, total, req.count));
@@ -732,33 +747,40 @@ static bool htw_file_has_ready(struct htw_file *hf)
 	return wheel && htw_wheel_has_ready(wheel);
 }
 
+/* A record for user space, its times on the opener's clock (@offset). */
 static void htw_expiry_to_user(struct htw_expiry *out,
-			       const struct htw_wheel_expiry *in)
+			       const struct htw_wheel_expiry *in, s64 offset)
 {
 	memset(out, 0, sizeof(*out));
 	out->cookie = in->cookie;
 	out->handle = in->handle;
-	out->deadline_ns = in->deadline_ns;
-	out->expired_ns = in->fired_ns;
+	out->deadline_ns = htw_timens_from_host(in->deadline_ns, offset);
+	out->expired_ns = htw_timens_from_host(in->fired_ns, offset);
 	out->overrun = in->overrun;
 	out->flags = in->flags & HTW_WHEEL_EXPIRY_PERIODIC ? HTW_EXPIRY_PERIODIC : 0;
 }
 
-/* Copy out up to @max records; the caller holds hf->lock. */
+/*
+ * Copy out up to @max records; the caller holds hf->lock.  A caller that
+ * is being killed gets what was copied so far.
+ */
 static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
 			     char __user *buf, size_t max)
 {
+	s64 offset = htw_timens_offset(&hf->timens, hf->geo.clockid);
 	struct htw_expiry out[8];
 	size_t n, i, done = 0;
 
 	lockdep_assert_held(&hf->lock);
 	while (done < max) {
+		if (done && htw_step_stop())
+			break;
 		n = htw_wheel_peek_ready(wheel, hf->buf.rec,
 					 min(max - done, ARRAY_SIZE(out)));
 		if (!n)
 			break;
 		for (i = 0; i < n; i++)
-			htw_expiry_to_user(&out[i], &hf->buf.rec[i]);
+			htw_expiry_to_user(&out[i], &hf->buf.rec[i], offset);
 		if (copy_to_user(buf + done * sizeof(*out), out, n * sizeof(*out)))
 			return done ? done : -EFAULT;
 		htw_wheel_consume_ready(wheel, hf->buf.rec, n);
@@ -859,36 +881,65 @@ static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long parm)
 	}
 }
 
+/* The geometry of a new file, from the module's defaults. */
+static int htw_file_default_geometry(struct htw_geometry *geo)
+{
+	geo->tick_ns = READ_ONCE(default_tick_ns);
+	geo->slots = READ_ONCE(default_slots);
+	geo->clockid = CLOCK_MONOTONIC;
+	geo->max_pending = READ_ONCE(max_pending);
+	if (!htw_geometry_normalise(geo))
+		return 0;
+	/* Module parameters may be nonsense: fall back to what always works. */
+	geo->tick_ns = max_t(u64, NSEC_PER_MSEC, hrtimer_resolution);
+	geo->slots = 512;
+	geo->max_pending = clamp_t(u64, geo->max_pending, 1, HTW_MAX_PENDING);
+	return WARN_ON_ONCE(htw_geometry_normalise(geo)) ? -EINVAL : 0;
+}
+
+/*
+ * Charge the new file to its opener: the user namespace and effective
+ * uid of the task calling open(), whoever uses the file later.
+ */
+static int htw_file_account(struct htw_file *hf)
+{
+	hf->quota = htw_quota_get(current_user_ns(), current_euid());
+	if (!hf->quota)
+		return -ENOMEM;
+	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_INSTANCES, 1)) {
+		htw_quota_put(hf->quota);
+		return -EMFILE;
+	}
+	return 0;
+}
+
+/* After the wheel is gone: its timers were uncharged as they were freed. */
+static void htw_file_unaccount(struct htw_file *hf)
+{
+	htw_quota_uncharge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, hf->wheel_bytes);
+	htw_quota_uncharge_n(hf->quota, HTW_LIMIT_INSTANCES, 1);
+	htw_quota_put(hf->quota);
+}
+
 static int htw_open(struct inode *inode, struct file *file)
 {
 	struct htw_file *hf;
+	int ret;
 
 	hf = kzalloc(sizeof(*hf), GFP_KERNEL_ACCOUNT);
 	if (!hf)
 		return -ENOMEM;
-	hf->quota = htw_quota_get();
-	if (!hf->quota) {
+	ret = htw_file_default_geometry(&hf->geo);
+	if (!ret)
+		ret = htw_file_account(hf);
+	if (ret) {
 		kfree(hf);
-		return -ENOMEM;
+		return ret;
 	}
+	hf->geo.quota = hf->quota;
+	htw_timens_capture(&hf->timens);
 	mutex_init(&hf->lock);
 	init_waitqueue_head(&hf->wq);
-	hf->geo.tick_ns = READ_ONCE(default_tick_ns);
-	hf->geo.slots = READ_ONCE(default_slots);
-	hf->geo.clockid = CLOCK_MONOTONIC;
-	hf->geo.max_pending = READ_ONCE(max_pending);
-	hf->geo.quota = hf->quota;
-	/* Module parameters may be nonsense: fall back to what always works. */
-	if (htw_geometry_normalise(&hf->geo)) {
-		hf->geo.tick_ns = max_t(u64, NSEC_PER_MSEC, hrtimer_resolution);
-		hf->geo.slots = 512;
-		hf->geo.max_pending = clamp_t(u64, hf->geo.max_pending, 1, HTW_MAX_PENDING);
-		if (WARN_ON_ONCE(htw_geometry_normalise(&hf->geo))) {
-			htw_quota_put(hf->quota);
-			kfree(hf);
-			return -EINVAL;
-		}
-	}
 	file->private_data = hf;
 	return stream_open(inode, file);
 }
@@ -903,7 +954,7 @@ static int htw_release(struct inode *inode, struct file *file)
 	mutex_lock(&hf->lock);
 	htw_eventfd_swap(hf, NULL);
 	mutex_unlock(&hf->lock);
-	htw_quota_put(hf->quota);
+	htw_file_unaccount(hf);
 	mutex_destroy(&hf->lock);
 	kfree(hf);
 	return 0;

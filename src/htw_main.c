@@ -3,17 +3,20 @@
  * htwheel: a hashed timing wheel for user space, behind /dev/htwheel.
  *
  * Module entry points only: the wheel core lives in htw_wheel.c and
- * htw_tick.c, the device in htw_dev.c.
+ * htw_tick.c, the device in htw_dev.c, the per-user limits in
+ * htw_limits.c.
  */
 #include <linux/module.h>
 
 #include "htw_api.h"
+#include "htw_limits.h"
 #include "htw_wheel.h"
 
 static int __init htw_init(void)
 {
 	int ret;
 
+	htw_limits_init();
 	ret = htw_wheel_module_init();
 	if (ret)
 		return ret;

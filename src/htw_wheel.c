@@ -15,6 +15,7 @@
 #include <linux/timekeeping.h>
 #include "htw_internal.h"
 #include "htw_compat.h"
+#include "htw_limits.h"
 
 static struct kmem_cache *htw_timer_cache;
 
@@ -454,22 +455,7 @@ static bool htw_timer_is(struct htw_timer *t, u64 handle, u32 where)
 
 /* ---- timer lifetime ---- */
 
-static int htw_quota_charge(struct htw_quota *q)
-{
-	if (!q)
-		return 0;
-	if (atomic_long_inc_return(&q->used) > (long)READ_ONCE(*q->max)) {
-		atomic_long_dec(&q->used);
-		return -EDQUOT;
-	}
-	return 0;
-}
-
-static void htw_quota_uncharge(struct htw_quota *q)
-{
-	if (q)
-		atomic_long_dec(&q->used);
-}
+/* htw_quota_charge() and htw_quota_uncharge(): see htw_limits.h. */
 
 static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 {
@@ -1261,3 +1247,19 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_ids_age);
 void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_identity_hook);
 #endif
+
+/* What htw_buckets_init() and htw_ids_init() allocate for @geo. */
+size_t htw_wheel_footprint(const struct htw_geometry *geo)
+{
+	struct htw_geometry g = *geo;
+	size_t nbuckets, nchunks;
+
+	if (htw_geometry_normalise(&g))
+		return 0;
+	nbuckets = (size_t)g.levels * g.slots;
+	nchunks = htw_ids_nchunks(g.max_pending);
+	return nbuckets * sizeof(struct htw_bucket) +
+	       BITS_TO_LONGS(nbuckets) * sizeof(unsigned long) +
+	       nchunks * sizeof(atomic64_t *);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_footprint);

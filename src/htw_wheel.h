@@ -27,14 +27,10 @@
 struct htw_wheel;
 
 /*
- * A limit on live timers shared by several wheels (the device keeps one per
- * user, like inotify's max_user_watches).  @max is read at every charge,
- * so a new limit applies at once to later schedules.
+ * A limit on live timers shared by several wheels: the device's
+ * per-(user namespace, uid) accounting, opaque here (htw_limits.h).
  */
-struct htw_quota {
-	atomic_long_t used;
-	const unsigned long *max;
-};
+struct htw_quota;
 
 /* Geometry and limits of one wheel, normalised by htw_wheel_create(). */
 struct htw_geometry {
@@ -124,6 +120,12 @@ struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
 void htw_wheel_destroy(struct htw_wheel *wheel);
 void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo);
 int htw_geometry_normalise(struct htw_geometry *geo);
+/*
+ * Bytes a wheel of @geo allocates when it is created (bucket array,
+ * occupancy bitmap, handle-table directory; not its timers), so that they
+ * can be charged before it exists.  0 for a geometry that is refused.
+ */
+size_t htw_wheel_footprint(const struct htw_geometry *geo);
 
 u64 htw_wheel_now(const struct htw_wheel *wheel);
 /* The time on @clockid as wheels on that clock see it. */

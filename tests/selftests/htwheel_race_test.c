@@ -2,22 +2,27 @@
 /*
  * Races and floods: close during an expiry storm, cancel racing expiry,
  * rmmod while open, exit with timers pending, an unprivileged user
- * scheduling until refused, and readers that never read.
+ * scheduling until refused, readers that never read, and callers killed
+ * in the middle of a long batch or read.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
+#include <linux/userfaultfd.h>
 
 #include "kselftest_harness.h"
 #include "htwheel_util.h"
@@ -244,6 +249,179 @@ TEST(unread_periodic_timer_costs_nothing)
 	EXPECT_GE(3, st.tick_wakeups);	/* and no wake-ups while unread */
 	ASSERT_EQ(sizeof(rec), read(fd, &rec, sizeof(rec)));
 	EXPECT_LE(50, rec.overrun);
+	close(fd);
+}
+
+/*
+ * Killed in the middle of a long call.  The caller's buffer has one
+ * write-protected page (userfaultfd) near its start: the kernel's first
+ * write there stops the call until a second thread lifts the protection;
+ * that thread lets the call run on for 2 ms, a small part of its work,
+ * and sends SIGKILL to its own process.  The call must then stop at its
+ * next step instead of doing all the rest.  (Killed while still blocked
+ * on the page, the call would end with a failed copy instead, which is
+ * why the thread does not kill at once.)
+ */
+#define VICTIM_NO_UFFD	99	/* no userfaultfd write-protect here */
+#define VICTIM_NO_FAULT	98	/* the call never wrote to the page */
+
+struct wp_page {
+	int uffd;
+	struct uffdio_range range;
+};
+
+static int wp_arm(struct wp_page *wp, void *page)
+{
+	struct uffdio_api api = {
+		.api = UFFD_API, .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP,
+	};
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_WP };
+	struct uffdio_writeprotect prot = { .mode = UFFDIO_WRITEPROTECT_MODE_WP };
+
+	wp->range.start = (uintptr_t)page;
+	wp->range.len = sysconf(_SC_PAGESIZE);
+	reg.range = wp->range;
+	prot.range = wp->range;
+	wp->uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (wp->uffd < 0 || ioctl(wp->uffd, UFFDIO_API, &api) ||
+	    ioctl(wp->uffd, UFFDIO_REGISTER, &reg) ||
+	    ioctl(wp->uffd, UFFDIO_WRITEPROTECT, &prot))
+		return -1;
+	return 0;
+}
+
+/* Let the blocked write go on, then kill the whole process. */
+static void *wp_release_then_kill(void *arg)
+{
+	struct wp_page *wp = arg;
+	struct uffdio_writeprotect unprot = { .range = wp->range, .mode = 0 };
+	struct uffd_msg msg;
+
+	if (read(wp->uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT)
+		_exit(97);
+	ioctl(wp->uffd, UFFDIO_WRITEPROTECT, &unprot);	/* wakes the writer */
+	usleep(2000);
+	kill(getpid(), SIGKILL);
+	return NULL;
+}
+
+/* Arm @page of the victim's buffer and start the killer thread. */
+static int victim_prepare(void *page)
+{
+	static struct wp_page wp;
+	pthread_t thr;
+
+	if (wp_arm(&wp, page))
+		return VICTIM_NO_UFFD;
+	if (pthread_create(&thr, NULL, wp_release_then_kill, &wp))
+		return 96;
+	return 0;
+}
+
+/* Run @victim(@fd) in a child; its exit code, or -1 if it was killed. */
+static int run_victim(int fd, int (*victim)(int fd))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(victim(fd));
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -2;
+	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -3;
+}
+
+#define KILLED_BATCH	HTW_BATCH_MAX
+
+/* Schedule a long batch; the handles of chunk ~10 are written to the page. */
+static int victim_schedule(int fd)
+{
+	size_t len = KILLED_BATCH * sizeof(struct htw_timer_entry);
+	long page = sysconf(_SC_PAGESIZE);
+	struct htw_schedule req = { .count = KILLED_BATCH };
+	struct htw_timer_entry *e;
+	int ret;
+
+	e = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (e == MAP_FAILED)
+		return 95;
+	for (unsigned int i = 0; i < KILLED_BATCH; i++) {
+		e[i].cookie = i;
+		e[i].expires = HOUR;
+	}
+	ret = victim_prepare((char *)e + 30 * page);
+	if (ret)
+		return ret;
+	req.entries = (uintptr_t)e;
+	ioctl(fd, HTW_IOC_SCHEDULE, &req);
+	return VICTIM_NO_FAULT;
+}
+
+TEST(killed_batch_schedule_stops_part_way)
+{
+	struct htw_stats st;
+	int fd = htw_test_open(0), ret;
+
+	ASSERT_LE(0, fd);
+	ret = run_victim(fd, victim_schedule);
+	if (ret == VICTIM_NO_UFFD)
+		SKIP(return, "no userfaultfd write-protect (CONFIG_USERFAULTFD)");
+	ASSERT_EQ(-1, ret) TH_LOG("the victim was not killed in the call: %d", ret);
+	get_stats(fd, &st);
+	/* Some chunks were done before the kill, not all after it. */
+	EXPECT_LT(0, st.scheduled);
+	EXPECT_GT(KILLED_BATCH, st.scheduled);
+	EXPECT_EQ(st.scheduled, st.pending);
+	close(fd);
+}
+
+#define KILLED_READ	200000U
+
+/* Read every record at once; record ~850 is copied to the page. */
+static int victim_read(int fd)
+{
+	size_t len = KILLED_READ * sizeof(struct htw_expiry);
+	long page = sysconf(_SC_PAGESIZE);
+	char *buf;
+	int ret;
+
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return 95;
+	memset(buf, 0, len);	/* present: only present pages are protected */
+	ret = victim_prepare(buf + 10 * page);
+	if (ret)
+		return ret;
+	read(fd, buf, len);
+	return VICTIM_NO_FAULT;
+}
+
+TEST(killed_read_stops_part_way)
+{
+	static struct htw_timer_entry e[KILLED_READ];
+	struct htw_stats st;
+	int fd = htw_test_open(0), ret, i;
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(KILLED_READ, schedule_n(fd, e, KILLED_READ, 0, 0));
+	for (i = 0; i < 500; i++) {
+		get_stats(fd, &st);
+		if (st.ready == KILLED_READ)
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(KILLED_READ, st.ready);
+	ret = run_victim(fd, victim_read);
+	if (ret == VICTIM_NO_UFFD)
+		SKIP(return, "no userfaultfd write-protect (CONFIG_USERFAULTFD)");
+	ASSERT_EQ(-1, ret) TH_LOG("the victim was not killed in the call: %d", ret);
+	get_stats(fd, &st);
+	/* Records before the kill were taken; the others are still queued. */
+	EXPECT_GT(KILLED_READ, st.ready);
+	EXPECT_LT(0, st.ready);
 	close(fd);
 }
 

@@ -888,7 +888,8 @@ static int stats_opt(struct session *s, int opt, const char *arg)
 static void print_module_params(bool json)
 {
 	static const char *const names[] = {
-		"default_tick_ns", "default_slots", "max_pending", "max_user_timers",
+		"default_tick_ns", "default_slots", "max_pending",
+		"max_user_instances", "max_user_timers", "max_user_wheel_bytes",
 	};
 	char path[128], val[64];
 	unsigned int i;

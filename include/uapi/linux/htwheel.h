@@ -9,7 +9,14 @@
  * All structures have a fixed layout: fixed-width fields, explicit padding
  * and reserved fields that must be zero on input and are zero on output.
  * Times are nanoseconds on the instance's clock (CLOCK_MONOTONIC unless
- * HTW_IOC_SETUP chose CLOCK_BOOTTIME).
+ * HTW_IOC_SETUP chose CLOCK_BOOTTIME); absolute times (an HTW_TIMER_ABSTIME
+ * deadline, the times of struct htw_expiry) are that clock as seen in the
+ * time namespace of the task that opened the file.
+ *
+ * open() fails with EMFILE once the opener's user holds max_user_instances
+ * files of the device; live timers (EDQUOT at max_user_timers) and wheel
+ * structures (EDQUOT at max_user_wheel_bytes) are limited per user too,
+ * counted per user namespace and charged up to the namespaces' creators.
  *
  * See Documentation/userspace-api/htwheel.rst.
  */
@@ -73,7 +80,8 @@ struct htw_setup {
  * struct htw_timer_entry - one timer to schedule
  * @cookie:    returned in the timer's expiry records
  * @expires:   delay from now, or with HTW_TIMER_ABSTIME a deadline on the
- *             instance's clock (a deadline in the past fires at the next tick)
+ *             instance's clock in the opener's time namespace (a deadline in
+ *             the past fires at the next tick)
  * @period_ns: 0 for a one-shot timer, else the period of a periodic timer
  * @slack_ns:  the timer may fire up to this much after its deadline so that
  *             timers due close together share a tick; 0 for none
