@@ -188,7 +188,7 @@ static int schedule_until_refused(const int *fd, int nfd, long max, long *total)
 
 	*total = 0;
 	for (int i = 0; *total < max; i = (i + 1) % nfd) {
-		int r = schedule_n(fd[i], CHUNK, HOUR);
+		int r = schedule_n(fd[i], max - *total < CHUNK ? max - *total : CHUNK, HOUR);
 
 		if (r < 0)
 			return errno;

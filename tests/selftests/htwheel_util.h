@@ -133,9 +133,10 @@ static inline int htw_test_kmsg_open(void)
 
 /* Kernel reports that mean the machine was hurt: stalls, lockups, OOM. */
 static const char *const htw_test_kmsg_bad[] = {
-	"soft lockup", "hard LOCKUP", "self-detected stall", "RCU stall",
-	"rcu_preempt detected stall", "rcu_sched detected stall",
-	"hung task", "blocked for more than",
+	"soft lockup", "hard LOCKUP", "workqueue lockup",
+	/* rcu_sched/rcu_preempt "self-detected stall", "detected stalls" */
+	"detected stall", "detected expedited stall", "RCU stall",
+	"hung task", "hung_task", "blocked for more than",
 	"Out of memory", "oom-kill", "invoked oom-killer",
 	NULL,
 };
