@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Nothing the module does may keep a CPU from scheduling for long: a
- * SCHED_FIFO thread pinned to one CPU sleeps in 1 ms steps and records how
- * late it wakes, while that same CPU closes a file holding a million
- * timers, drains a million, and expires a million due at one instant.
- * Each may delay the sleeper by no more than its quiet baseline (measured
- * first, in the same boot) plus a small allowance: a fixed module works in
- * batches of about a thousand timers between preemption points.
+ * Nothing the module does may keep a CPU from scheduling, or from running
+ * its bottom halves, for long: SCHED_FIFO probes pinned to one CPU wake
+ * every 1 ms and record how late they are, while that same CPU closes a
+ * file holding a million timers, drains a million, and expires a million
+ * due at one instant.  Each may delay the probes by no more than their
+ * quiet baselines (measured first, in the same boot) plus a small
+ * allowance: a fixed module works in batches of about a thousand timers
+ * between preemption points.  The kernel log must not report a stall.
  *
  * Meant for real kernels (Debian's generic and PREEMPT_RT under qemu);
  * skipped in User-Mode Linux, whose one CPU and ptrace system calls make
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
 
@@ -36,17 +38,31 @@
 #define SCHEDULE_CHUNK	(1U << 16)
 #define STEP_NS		MS		/* the sleeper's period */
 #define BASELINE_NS	(3 * SEC)	/* quiet window measured first */
+#define ATTEMPTS	3
+#define RETRY_QUIET_NS	SEC		/* quiet window before a retry */
+#define WINDOW_BEFORE	(50 * MS)	/* expiry: measured from just before */
 /* The contract's largest non-preemptible batch, in timers. */
 #define BATCH_TIMERS	1024
 
-/* The sleeper: a SCHED_FIFO thread that records its worst lateness. */
+/*
+ * Two probes, SCHED_FIFO threads pinned to the CPU under test that record
+ * their worst lateness: one sleeps with clock_nanosleep(), whose timer
+ * expires in hard interrupt context everywhere, and sees preemption held
+ * off; one reads a 1 ms periodic timerfd, whose timer expires in softirq
+ * context on PREEMPT_RT, and sees bottom halves held off there (on RT,
+ * spin_lock_bh() sleeps, so the first probe alone would miss a long
+ * BH-disabled section).
+ */
+enum { NANOSLEEP, TIMERFD, NPROBES };
+
+static const char *const probe_name[NPROBES] = { "clock_nanosleep", "timerfd" };
+
 struct sleeper {
 	pthread_t thread;
-	int cpu;
+	int cpu, kind;
 	atomic_int stop;
 	atomic_int running;
 	atomic_ullong worst;	/* ns, since the last sleeper_take() */
-	atomic_ullong wakeups;
 };
 
 static int pin_self(int cpu)
@@ -58,55 +74,102 @@ static int pin_self(int cpu)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-static struct timespec ns_to_ts(uint64_t ns)
+static void note_late(struct sleeper *s, uint64_t due, uint64_t now)
 {
-	return (struct timespec){ .tv_sec = ns / SEC, .tv_nsec = ns % SEC };
+	uint64_t late = now > due ? now - due : 0;
+	unsigned long long old = atomic_load(&s->worst);
+
+	while (late > old && !atomic_compare_exchange_weak(&s->worst, &old, late))
+		;
 }
 
-static void *sleeper_fn(void *arg)
+static void nanosleep_loop(struct sleeper *s)
 {
-	struct sched_param sp = { .sched_priority = 80 };
-	struct sleeper *s = arg;
-	uint64_t next, now, late, old;
+	uint64_t next = htw_test_now(CLOCK_MONOTONIC) + STEP_NS, now;
 	struct timespec ts;
 
-	if (pin_self(s->cpu) || sched_setscheduler(0, SCHED_FIFO, &sp))
-		return NULL;
-	atomic_store(&s->running, 1);
-	next = htw_test_now(CLOCK_MONOTONIC) + STEP_NS;
 	while (!atomic_load(&s->stop)) {
-		ts = ns_to_ts(next);
+		ts = (struct timespec){ .tv_sec = next / SEC, .tv_nsec = next % SEC };
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		now = htw_test_now(CLOCK_MONOTONIC);
-		late = now > next ? now - next : 0;
-		old = atomic_load(&s->worst);
-		while (late > old && !atomic_compare_exchange_weak(&s->worst, &old, late))
-			;
-		atomic_fetch_add(&s->wakeups, 1);
+		note_late(s, next, now);
 		/* After a stall, go on from now: missed steps are one delay. */
 		next += STEP_NS;
 		if (next <= now)
 			next = now + STEP_NS;
 	}
+}
+
+static void timerfd_loop(struct sleeper *s)
+{
+	uint64_t start = htw_test_now(CLOCK_MONOTONIC) + STEP_NS, seen = 0, n;
+	struct itimerspec its = {
+		.it_value = { .tv_sec = start / SEC, .tv_nsec = start % SEC },
+		.it_interval = { .tv_nsec = STEP_NS },
+	};
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+
+	if (fd < 0 || timerfd_settime(fd, TFD_TIMER_ABSTIME, &its, NULL))
+		return;
+	while (!atomic_load(&s->stop)) {
+		if (read(fd, &n, sizeof(n)) != sizeof(n))
+			continue;
+		/* Late from the first expiry this read collects. */
+		note_late(s, start + seen * STEP_NS, htw_test_now(CLOCK_MONOTONIC));
+		seen += n;
+	}
+	close(fd);
+}
+
+static void *sleeper_fn(void *arg)
+{
+	struct sleeper *s = arg;
+	struct sched_param sp = { .sched_priority = 80 - s->kind };
+
+	if (pin_self(s->cpu) || sched_setscheduler(0, SCHED_FIFO, &sp))
+		return NULL;
+	atomic_store(&s->running, 1);
+	if (s->kind == TIMERFD)
+		timerfd_loop(s);
+	else
+		nanosleep_loop(s);
 	return NULL;
 }
 
-/* Worst lateness since the last call, and start a new window. */
-static uint64_t sleeper_take(struct sleeper *s)
-{
-	return atomic_exchange(&s->worst, 0);
-}
-
 FIXTURE(latency) {
-	struct sleeper sl;
-	int sleeper_started;
+	struct sleeper sl[NPROBES];
+	int started;
 	int kmsg;
-	uint64_t baseline;	/* worst quiet lateness, ns */
+	uint64_t baseline[NPROBES];	/* worst quiet lateness, ns */
 	unsigned long old_pending, old_user;
 	int set_pending, set_user;
 	struct htw_timer_entry *e;
 };
+
+/* Every probe's worst lateness since the last call; a new window starts. */
+static void sleeper_take(FIXTURE_DATA(latency) *self, uint64_t *worst)
+{
+	for (int k = 0; k < NPROBES; k++) {
+		uint64_t w = atomic_exchange(&self->sl[k].worst, 0);
+
+		if (worst)
+			worst[k] = w;
+	}
+}
+
+/* A quiet window of @ns; the baselines grow to its worst delays. */
+static void quiet_window(FIXTURE_DATA(latency) *self, uint64_t ns)
+{
+	uint64_t worst[NPROBES];
+
+	sleeper_take(self, NULL);
+	usleep(ns / 1000);
+	sleeper_take(self, worst);
+	for (int k = 0; k < NPROBES; k++)
+		if (worst[k] > self->baseline[k])
+			self->baseline[k] = worst[k];
+}
 
 /* Raise a limit to at least @want for the test, remembering the old value. */
 static int raise_param(const char *name, unsigned long want,
@@ -121,6 +184,22 @@ static int raise_param(const char *name, unsigned long want,
 		return -1;
 	*changed = 1;
 	return 0;
+}
+
+static void start_probes(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(latency) *self, int cpu)
+{
+	for (int k = 0; k < NPROBES; k++) {
+		self->sl[k].cpu = cpu;
+		self->sl[k].kind = k;
+		ASSERT_EQ(0, pthread_create(&self->sl[k].thread, NULL, sleeper_fn, &self->sl[k]));
+		self->started = k + 1;
+		for (int i = 0; i < 1000 && !atomic_load(&self->sl[k].running); i++)
+			usleep(1000);
+		ASSERT_TRUE(atomic_load(&self->sl[k].running))
+			TH_LOG("the %s probe could not pin itself or become SCHED_FIFO",
+			       probe_name[k]);
+	}
 }
 
 FIXTURE_SETUP(latency)
@@ -144,31 +223,24 @@ FIXTURE_SETUP(latency)
 	self->kmsg = htw_test_kmsg_open();
 
 	/* The last CPU: the one the work below is pinned to as well. */
-	self->sl.cpu = cpus > 1 ? cpus - 1 : 0;
-	ASSERT_EQ(0, pthread_create(&self->sl.thread, NULL, sleeper_fn, &self->sl));
-	self->sleeper_started = 1;
-	for (int i = 0; i < 1000 && !atomic_load(&self->sl.running); i++)
-		usleep(1000);
-	ASSERT_TRUE(atomic_load(&self->sl.running))
-		TH_LOG("the sleeper could not pin itself or become SCHED_FIFO");
-	ASSERT_EQ(0, pin_self(self->sl.cpu));
-
+	start_probes(_metadata, self, cpus > 1 ? cpus - 1 : 0);
+	ASSERT_EQ(0, pin_self(self->sl[0].cpu));
 	usleep(100000);		/* past start-up noise */
-	sleeper_take(&self->sl);
-	usleep(BASELINE_NS / 1000);
-	self->baseline = sleeper_take(&self->sl);
-	ksft_print_msg("CPU %d, quiet baseline: worst wake-up delay %.3f ms over %.1f s\n",
-		       self->sl.cpu, self->baseline / 1e6, BASELINE_NS / 1e9);
+	quiet_window(self, BASELINE_NS);
+	ksft_print_msg("CPU %d, quiet baseline over %.1f s: worst delay %.3f ms (%s), %.3f ms (%s)\n",
+		       self->sl[0].cpu, BASELINE_NS / 1e9,
+		       self->baseline[NANOSLEEP] / 1e6, probe_name[NANOSLEEP],
+		       self->baseline[TIMERFD] / 1e6, probe_name[TIMERFD]);
 }
 
 FIXTURE_TEARDOWN(latency)
 {
 	char line[512];
 
-	if (self->sleeper_started) {
-		atomic_store(&self->sl.stop, 1);
-		pthread_join(self->sl.thread, NULL);
-	}
+	for (int k = 0; k < self->started; k++)
+		atomic_store(&self->sl[k].stop, 1);
+	for (int k = 0; k < self->started; k++)
+		pthread_join(self->sl[k].thread, NULL);
 	if (self->set_pending)
 		htw_test_set_param("max_pending", self->old_pending, NULL);
 	if (self->set_user)
@@ -233,22 +305,25 @@ static unsigned int schedule_all(int fd, struct htw_timer_entry *e,
  */
 static uint64_t allowance(uint64_t op_ns)
 {
-	uint64_t batches = 4 * BATCH_TIMERS * (op_ns / N_TIMERS);
+	uint64_t batches = op_ns * 4 * BATCH_TIMERS / N_TIMERS;
 
 	return batches > 5 * STEP_NS ? batches : 5 * STEP_NS;
 }
 
-static void report(const char *what, uint64_t op_ns, uint64_t worst,
-		   uint64_t baseline)
+static void report(FIXTURE_DATA(latency) *self, const char *what, int run,
+		   uint64_t op_ns, const uint64_t *worst)
 {
-	ksft_print_msg("%s: %.1f ms for %u timers (%.0f ns each, %.3f ms per %u); "
-		       "sleeper worst %.3f ms, bound %.3f ms\n",
-		       what, op_ns / 1e6, N_TIMERS, (double)op_ns / N_TIMERS,
+	ksft_print_msg("%s, run %d: %.1f ms for %u timers (%.0f ns each, %.3f ms per %u); "
+		       "worst delay %.3f ms (%s, bound %.3f), %.3f ms (%s, bound %.3f)\n",
+		       what, run, op_ns / 1e6, N_TIMERS, (double)op_ns / N_TIMERS,
 		       (double)op_ns / N_TIMERS * BATCH_TIMERS / 1e6, BATCH_TIMERS,
-		       worst / 1e6, (baseline + allowance(op_ns)) / 1e6);
+		       worst[NANOSLEEP] / 1e6, probe_name[NANOSLEEP],
+		       (self->baseline[NANOSLEEP] + allowance(op_ns)) / 1e6,
+		       worst[TIMERFD] / 1e6, probe_name[TIMERFD],
+		       (self->baseline[TIMERFD] + allowance(op_ns)) / 1e6);
 }
 
-/* One close() of a file holding a million far timers; returns its cost. */
+/* One close() of a file holding a million far timers, and its cost. */
 static void close_once(struct __test_metadata *_metadata,
 		      FIXTURE_DATA(latency) *self, uint64_t *op, uint64_t *worst)
 {
@@ -258,12 +333,12 @@ static void close_once(struct __test_metadata *_metadata,
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(N_TIMERS, schedule_all(fd, self->e, HOUR, 0));
 	usleep(50000);
-	sleeper_take(&self->sl);
+	sleeper_take(self, NULL);
 	t0 = htw_test_now(CLOCK_MONOTONIC);
 	close(fd);
 	*op = htw_test_now(CLOCK_MONOTONIC) - t0;
 	usleep(20000);		/* the sleeper's next step sees any stall */
-	*worst = sleeper_take(&self->sl);
+	sleeper_take(self, worst);
 }
 
 /*
@@ -271,21 +346,53 @@ static void close_once(struct __test_metadata *_metadata,
  * non-preemptible section comes back every time, while an emulated CPU
  * descheduled by a busy host does not.
  */
+typedef void (*attempt_fn)(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(latency) *self, uint64_t *op, uint64_t *worst);
+
+/* The probes whose worst delay is over their bound, as a bit mask. */
+static int over_bound(FIXTURE_DATA(latency) *self, uint64_t op, const uint64_t *worst)
+{
+	int over = 0;
+
+	for (int k = 0; k < NPROBES; k++)
+		if (worst[k] > self->baseline[k] + allowance(op))
+			over |= 1 << k;
+	return over;
+}
+
+/*
+ * Up to ATTEMPTS runs of one case; it passes if in some run every probe
+ * stayed within its bound.  A non-preemptible section comes back in every
+ * run, while an emulated CPU descheduled by a busy host does not
+ * (baselines of 2 to 19 ms were seen here on a loaded host).  Before each
+ * run after the first, a fresh quiet window: the baselines are the worst
+ * quiet delays seen so far in this boot, as the host's load changes.
+ */
+static void measure(struct __test_metadata *_metadata, FIXTURE_DATA(latency) *self,
+		    const char *what, attempt_fn once)
+{
+	uint64_t op, worst[NPROBES];
+	int i, over = 0;
+
+	for (i = 0; i < ATTEMPTS; i++) {
+		if (i)
+			quiet_window(self, RETRY_QUIET_NS);
+		once(_metadata, self, &op, worst);
+		report(self, what, i + 1, op, worst);
+		over = over_bound(self, op, worst);
+		if (!over)
+			break;
+	}
+	EXPECT_EQ(0, over)
+		TH_LOG("%s delayed a SCHED_FIFO %s%s%s thread on its CPU past the bound in all %d runs",
+		       what, over & 1 << NANOSLEEP ? probe_name[NANOSLEEP] : "",
+		       over == 3 ? " and a " : "",
+		       over & 1 << TIMERFD ? probe_name[TIMERFD] : "", ATTEMPTS);
+}
+
 TEST_F_TIMEOUT(latency, close_with_1m_pending_is_preemptible, 100)
 {
-	uint64_t op, worst, op2, worst2;
-
-	close_once(_metadata, self, &op, &worst);
-	report("close", op, worst, self->baseline);
-	if (worst > self->baseline + allowance(op)) {
-		close_once(_metadata, self, &op2, &worst2);
-		report("close, again", op2, worst2, self->baseline);
-		if (worst2 < worst)
-			op = op2, worst = worst2;
-	}
-	EXPECT_GE(self->baseline + allowance(op), worst)
-		TH_LOG("close() of %u timers delayed a SCHED_FIFO thread on its CPU by %.1f ms",
-		       N_TIMERS, worst / 1e6);
+	measure(_metadata, self, "close() of a file with 1M pending timers", close_once);
 }
 
 static void drain_once(struct __test_metadata *_metadata,
@@ -298,31 +405,19 @@ static void drain_once(struct __test_metadata *_metadata,
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(N_TIMERS, schedule_all(fd, self->e, HOUR, 0));
 	usleep(50000);
-	sleeper_take(&self->sl);
+	sleeper_take(self, NULL);
 	t0 = htw_test_now(CLOCK_MONOTONIC);
 	EXPECT_EQ(0, ioctl(fd, HTW_IOC_DRAIN, &req));
 	*op = htw_test_now(CLOCK_MONOTONIC) - t0;
 	usleep(20000);
-	*worst = sleeper_take(&self->sl);
+	sleeper_take(self, worst);
 	EXPECT_EQ(N_TIMERS, req.drained);
 	close(fd);
 }
 
 TEST_F_TIMEOUT(latency, drain_of_1m_is_preemptible, 100)
 {
-	uint64_t op, worst, op2, worst2;
-
-	drain_once(_metadata, self, &op, &worst);
-	report("drain", op, worst, self->baseline);
-	if (worst > self->baseline + allowance(op)) {
-		drain_once(_metadata, self, &op2, &worst2);
-		report("drain, again", op2, worst2, self->baseline);
-		if (worst2 < worst)
-			op = op2, worst = worst2;
-	}
-	EXPECT_GE(self->baseline + allowance(op), worst)
-		TH_LOG("HTW_IOC_DRAIN of %u timers delayed a SCHED_FIFO thread on its CPU by %.1f ms",
-		       N_TIMERS, worst / 1e6);
+	measure(_metadata, self, "HTW_IOC_DRAIN of 1M timers", drain_once);
 }
 
 /* Read every record of the expiry: each cookie once, none early. */
@@ -364,10 +459,10 @@ static void read_all(struct __test_metadata *_metadata, int fd,
 /*
  * A million timers due at one ABSTIME deadline, far enough ahead that
  * scheduling them (twice what it took last time, plus a second) is over
- * first; the sleeper's window covers the wait, the expiry and what
- * follows, and then every record is read back.  Returns the cost of
- * scheduling a million, which stands in for the per-timer cost of the
- * expiry (that runs in the kernel, where it cannot be timed from here).
+ * first; the sleeper's window covers the expiry and what follows, and
+ * then every record is read back.  *op is the cost of scheduling a
+ * million, which stands in for the per-timer cost of the expiry (that
+ * runs in the kernel, where it cannot be timed from here).
  */
 static void expiry_once(struct __test_metadata *_metadata,
 			FIXTURE_DATA(latency) *self, uint64_t *op, uint64_t *worst)
@@ -388,14 +483,22 @@ static void expiry_once(struct __test_metadata *_metadata,
 	deadline = htw_test_now(CLOCK_MONOTONIC) + 2 * *op + SEC;
 	ASSERT_EQ(N_TIMERS, schedule_all(fd, self->e, deadline, HTW_TIMER_ABSTIME));
 	now = htw_test_now(CLOCK_MONOTONIC);
-	ASSERT_LT(now, deadline) TH_LOG("scheduling ran past the common deadline");
-	sleeper_take(&self->sl);
+	ASSERT_LT(now + WINDOW_BEFORE, deadline) TH_LOG("scheduling ran past the common deadline");
+	/*
+	 * The window opens just before the deadline: as short as the
+	 * windows of close and drain, not seconds of host noise longer.
+	 */
+	t0 = deadline - WINDOW_BEFORE;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &(struct timespec){
+		.tv_sec = t0 / SEC, .tv_nsec = t0 % SEC }, NULL);
+	sleeper_take(self, NULL);
+	now = htw_test_now(CLOCK_MONOTONIC);
 
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
-	ASSERT_EQ(1, poll(&p, 1, (deadline - now) / MS + 30000));
+	ASSERT_EQ(1, poll(&p, 1, (now < deadline ? (deadline - now) / MS : 0) + 30000));
 	t0 = htw_test_now(CLOCK_MONOTONIC);
 	usleep(100000);
-	*worst = sleeper_take(&self->sl);
+	sleeper_take(self, worst);
 	ksft_print_msg("expiry: first records %.1f ms after the deadline\n",
 		       (t0 - deadline) / 1e6);
 	read_all(_metadata, fd, deadline, 60 * SEC);
@@ -404,19 +507,8 @@ static void expiry_once(struct __test_metadata *_metadata,
 
 TEST_F_TIMEOUT(latency, expiry_of_1m_at_one_instant_is_preemptible, 100)
 {
-	uint64_t op, worst, op2, worst2;
-
-	expiry_once(_metadata, self, &op, &worst);
-	report("expiry (cost: schedule)", op, worst, self->baseline);
-	if (worst > self->baseline + allowance(op)) {
-		expiry_once(_metadata, self, &op2, &worst2);
-		report("expiry (cost: schedule), again", op2, worst2, self->baseline);
-		if (worst2 < worst)
-			op = op2, worst = worst2;
-	}
-	EXPECT_GE(self->baseline + allowance(op), worst)
-		TH_LOG("%u timers expiring at once delayed a SCHED_FIFO thread on their CPU by %.1f ms",
-		       N_TIMERS, worst / 1e6);
+	/* The expiry runs in the kernel: its cost stands in as scheduling's. */
+	measure(_metadata, self, "1M timers expiring at one instant", expiry_once);
 }
 
 TEST_HARNESS_MAIN
