@@ -523,13 +523,13 @@ TEST_F_TIMEOUT(limits, user_namespace_chain_counts_against_creator, 90)
 	if (access("/proc/self/ns/user", F_OK))
 		SKIP(return, "kernel without CONFIG_USER_NS");
 	set_limits(_metadata, self, LIM_INSTANCES, LIM_TIMERS, LIM_WHEEL_BYTES);
-	/* Debian's switch for unprivileged user namespaces. */
-	if (!read_int(USERNS_CLONE, &clone_old) && clone_old != 1)
-		ASSERT_EQ(0, write_file(USERNS_CLONE, "1"));
 	ASSERT_EQ(0, pipe(c.up));
 	ASSERT_EQ(0, pipe(c.down));
 	ASSERT_EQ(0, pipe(c.pair));
 	ASSERT_EQ(0, pipe(c.back));
+	/* Debian's switch for unprivileged user namespaces, put back below. */
+	if (!read_int(USERNS_CLONE, &clone_old) && clone_old != 1)
+		EXPECT_EQ(0, write_file(USERNS_CLONE, "1"));
 	fflush(stdout);
 	pid = fork();
 	ASSERT_LE(0, pid);
