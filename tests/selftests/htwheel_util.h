@@ -6,9 +6,11 @@
 #ifndef _HTWHEEL_TEST_UTIL_H
 #define _HTWHEEL_TEST_UTIL_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -78,6 +80,98 @@ static inline int htw_test_set_param(const char *name, unsigned long v,
 		return -1;
 	fprintf(f, "%lu\n", v);
 	return fclose(f);
+}
+
+/* Read a module parameter; -1 if it does not exist (an older module). */
+static inline int htw_test_get_param(const char *name, unsigned long *v)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/sys/module/htwheel/parameters/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	ok = fscanf(f, "%lu", v) == 1;
+	fclose(f);
+	return ok ? 0 : -1;
+}
+
+/*
+ * User-Mode Linux: system calls are ptrace round trips and there is one
+ * CPU, so latency figures mean nothing there.  uname -m reports the host's
+ * machine under UML, so look at what its /proc/cpuinfo says instead.
+ */
+static inline int htw_test_is_uml(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	int uml = 0;
+
+	if (!f)
+		return 0;
+	while (!uml && fgets(line, sizeof(line), f))
+		uml = strstr(line, "User Mode Linux") != NULL;
+	fclose(f);
+	return uml;
+}
+
+/*
+ * The kernel log from now on: /dev/kmsg opened non-blocking and moved to
+ * its end, so that a later htw_test_kmsg_find() sees only what a test
+ * caused.  -1 if there is no /dev/kmsg.
+ */
+static inline int htw_test_kmsg_open(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+/* Kernel reports that mean the machine was hurt: stalls, lockups, OOM. */
+static const char *const htw_test_kmsg_bad[] = {
+	"soft lockup", "hard LOCKUP", "workqueue lockup",
+	/* rcu_sched/rcu_preempt "self-detected stall", "detected stalls" */
+	"detected stall", "detected expedited stall", "RCU stall",
+	"hung task", "hung_task", "blocked for more than",
+	"Out of memory", "oom-kill", "invoked oom-killer",
+	NULL,
+};
+
+/*
+ * Read the records logged since htw_test_kmsg_open() and copy the first
+ * one that contains a string of htw_test_kmsg_bad into @line.  Returns 1
+ * if one did, 0 if none, -1 if the log cannot be read.  Records that were
+ * overwritten meanwhile (EPIPE) are skipped.
+ */
+static inline int htw_test_kmsg_find(int fd, char *line, size_t size)
+{
+	char rec[2048];
+	ssize_t n;
+	int i;
+
+	if (fd < 0)
+		return -1;
+	for (;;) {
+		n = read(fd, rec, sizeof(rec) - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -1;
+		rec[n] = '\0';
+		for (i = 0; htw_test_kmsg_bad[i]; i++) {
+			if (strstr(rec, htw_test_kmsg_bad[i])) {
+				rec[strcspn(rec, "\n")] = '\0';
+				if (strlen(rec) >= size)
+					rec[size - 1] = '\0';
+				memcpy(line, rec, strlen(rec) + 1);
+				return 1;
+			}
+		}
+	}
 }
 
 #endif /* _HTWHEEL_TEST_UTIL_H */
