@@ -10,6 +10,7 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
@@ -99,6 +100,47 @@ static u64 htw_t_ceil_div(u64 n, u64 d)
 	u64 rem, q = div64_u64_rem(n, d, &rem);
 
 	return q + (rem != 0);
+}
+
+/*
+ * The memory, not the module's own counter: live objects of the htw_timer
+ * kmem_cache as SLUB counts them in /sys/kernel/slab/htw_timer/objects
+ * (the cache is SLAB_TYPESAFE_BY_RCU, so never merged and always listed
+ * under its own name).  The count is exact once nothing is in flight:
+ * rcu_barrier() finishes the RCU-deferred frees (SLUB_RCU_DEBUG), and
+ * writing "1" to .../shrink empties KASAN's quarantine for the cache and
+ * flushes the per-CPU slabs, whose free objects "objects" would otherwise
+ * count as in use.  It needs CONFIG_SLUB_DEBUG (the test kernel has it);
+ * the suites run alone, so nothing else allocates from the cache meanwhile.
+ */
+#define HTW_T_SLAB	"/sys/kernel/slab/htw_timer/"
+
+static long htw_t_slab_objects(struct kunit *test)
+{
+	char buf[64] = "";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	long v;
+
+	if (!IS_ENABLED(CONFIG_SLUB_DEBUG) || !IS_ENABLED(CONFIG_SYSFS))
+		kunit_skip(test, "no SLUB object counts in sysfs");
+	rcu_barrier();
+	f = filp_open(HTW_T_SLAB "shrink", O_WRONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "shrink: %ld", PTR_ERR(f));
+	n = kernel_write(f, "1", 1, &pos);
+	filp_close(f, NULL);
+	KUNIT_ASSERT_EQ_MSG(test, n, 1, HTW_T_SLAB "shrink: %zd", n);
+	f = filp_open(HTW_T_SLAB "objects", O_RDONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "objects: %ld", PTR_ERR(f));
+	pos = 0;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	KUNIT_ASSERT_GT_MSG(test, n, 0, HTW_T_SLAB "objects: %zd", n);
+	buf[n] = '\0';
+	/* "N" or, with NUMA, "N N0=..." */
+	KUNIT_ASSERT_EQ_MSG(test, sscanf(buf, "%ld", &v), 1, "objects: '%s'", buf);
+	return v;
 }
 
 /* ---- htwheel_geometry ---- */
@@ -865,11 +907,15 @@ static struct kunit_suite htwheel_drain_suite = {
 
 /* ---- htwheel_lifetime ---- */
 
-/* Destroy with timers pending, queued and periodic: everything freed. */
+/*
+ * Destroy with timers pending, queued and periodic: everything freed, by
+ * the module's counter and by the slab's own count of live objects.
+ */
 static void htwheel_lifetime_destroy_in_flight(struct kunit *test)
 {
 	struct htw_geometry geo = htw_t_geo(MS, 64, 64);
-	long before = htw_timers_allocated();
+	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
+	struct htw_wheel_stats st;
 	struct htw_wheel *w;
 	u64 i;
 
@@ -878,16 +924,21 @@ static void htwheel_lifetime_destroy_in_flight(struct kunit *test)
 	for (i = 0; i < 40; i++)
 		htw_t_sched(test, w, i, i * 3 * MS, i % 3 ? 0 : 5 * MS, 0);
 	htw_t_at(w, 50 * MS);
+	htw_t_stats(w, &st);
+	KUNIT_EXPECT_GT(test, st.ready, 0);	/* some queued, some pending */
+	KUNIT_EXPECT_GT(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + 40);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + 40);
 	htw_wheel_destroy(w);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 }
 
 /* A real wheel destroyed while its hrtimer is armed and timers expire. */
 static void htwheel_lifetime_destroy_running(struct kunit *test)
 {
 	struct htw_geometry geo = htw_t_geo(50 * US, 64, 1000);
-	long before = htw_timers_allocated();
+	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
 	struct htw_wheel *w;
 	u64 i, now;
 
@@ -897,8 +948,11 @@ static void htwheel_lifetime_destroy_running(struct kunit *test)
 	for (i = 0; i < 500; i++)
 		htw_t_sched(test, w, i, now + i * 10 * US, i % 5 ? 0 : 100 * US, 0);
 	usleep_range(1000, 2000);
+	/* fired or not, nobody read a record: all 500 are still allocated */
+	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + 500);
 	htw_wheel_destroy(w);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 }
 
 /*
@@ -909,7 +963,7 @@ static void htwheel_lifetime_destroy_running(struct kunit *test)
 static void htwheel_lifetime_many(struct kunit *test)
 {
 	const u32 n = 20000;
-	long before = htw_timers_allocated();
+	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
 	struct htw_wheel_stats st;
 	struct htw_wheel *w;
 	u64 *handles;
@@ -924,6 +978,7 @@ static void htwheel_lifetime_many(struct kunit *test)
 	htw_t_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, n);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + n);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + n);
 	for (i = 0; i < n; i++)
 		ok += htw_wheel_cancel(w, handles[i]) == HTW_WHEEL_CANCEL_OK;
 	KUNIT_EXPECT_EQ(test, ok, n);
@@ -932,7 +987,8 @@ static void htwheel_lifetime_many(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.cancelled, n);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
 	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 1);	/* stale, harmless */
-	rcu_barrier();	/* let the typesafe-by-RCU frees finish */
+	/* the wheel still exists: cancel alone gave every object back */
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 }
 
 static struct kunit_case htwheel_lifetime_cases[] = {
