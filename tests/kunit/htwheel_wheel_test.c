@@ -905,6 +905,94 @@ static struct kunit_suite htwheel_drain_suite = {
 	.test_cases = htwheel_drain_cases,
 };
 
+/* ---- htwheel_lateness: a manual clock makes every lateness exact ---- */
+
+struct htw_late_case {
+	u64 deadline_ns;
+	u64 at_ns;		/* the clock is moved here, in this order */
+	u64 late_ns;		/* so the expiry is this late ... */
+	u32 bucket;		/* ... and counted here (worked out by hand) */
+};
+
+/*
+ * Tick 1 ms from 0.  Deadlines L ns before a tick, with the clock moved
+ * exactly onto that tick, are L late; the clock may also overshoot (a
+ * late interrupt), a deadline may be in the past when it is scheduled,
+ * and a lateness of 2^31 ns or more is in the last, open-ended bucket.
+ */
+static const struct htw_late_case htw_late_cases[] = {
+	{ 10 * MS,		10 * MS,	0,		0 },
+	{ 11 * MS - 1,		11 * MS,	1,		0 },
+	{ 12 * MS - 2,		12 * MS,	2,		1 },
+	{ 13 * MS - 3,		13 * MS,	3,		1 },
+	{ 14 * MS - 4,		14 * MS,	4,		2 },
+	{ 15 * MS - 7,		15 * MS,	7,		2 },
+	{ 16 * MS - 8,		16 * MS,	8,		3 },
+	{ 17 * MS - 1023,	17 * MS,	1023,		9 },
+	{ 18 * MS - 1024,	18 * MS,	1024,		10 },
+	{ 19 * MS - 1025,	19 * MS,	1025,		10 },
+	{ 20 * MS - 65535,	20 * MS,	65535,		15 },
+	{ 21 * MS - 65536,	21 * MS,	65536,		16 },
+	{ 22 * MS - 999999,	22 * MS,	999999,		19 },
+	/* the clock jumps 3 ms + 5 ns past the deadline's tick */
+	{ 30 * MS,		33 * MS + 5,	3 * MS + 5,	21 },
+};
+
+static void htwheel_lateness_exact(struct kunit *test)
+{
+	const size_t n = ARRAY_SIZE(htw_late_cases);
+	struct htw_wheel *w = htw_t_manual(test, MS, 64, 64, 0);
+	u64 hist[ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist)] = {};
+	struct htw_wheel_expiry rec[2];
+	struct htw_wheel_stats st;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		htw_t_sched(test, w, i, htw_late_cases[i].deadline_ns, 0, 0);
+	for (i = 0; i < n; i++) {
+		const struct htw_late_case *c = &htw_late_cases[i];
+
+		htw_t_at(w, c->at_ns);
+		KUNIT_ASSERT_EQ_MSG(test, htw_t_take(test, w, rec, 2), 1, "case %zu", i);
+		KUNIT_EXPECT_EQ(test, rec[0].cookie, i);
+		KUNIT_EXPECT_EQ_MSG(test, rec[0].fired_ns - rec[0].deadline_ns,
+				    c->late_ns, "case %zu", i);
+		hist[c->bucket]++;
+	}
+	/* scheduled 51 ms + 7 ns in the past: fires on the next tick, 201 ms */
+	htw_t_at(w, 200 * MS);
+	htw_t_sched(test, w, 100, 150 * MS - 7, 0, 0);
+	htw_t_at(w, 201 * MS);
+	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, rec, 2), 1);
+	KUNIT_EXPECT_EQ(test, rec[0].fired_ns - rec[0].deadline_ns, 51 * MS + 7);
+	hist[25]++;		/* 2^25 = 33.6 ms <= 51 ms < 2^26 */
+	htw_t_stats(w, &st);
+	KUNIT_EXPECT_EQ(test, st.max_late_ns, 51 * MS + 7);
+
+	/* 5 s late (a clock jump): 2^32 < 5e9, kept in the last bucket, 31 */
+	htw_t_sched(test, w, 101, 1000 * MS, 0, 0);
+	htw_t_at(w, 6000 * MS);
+	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, rec, 2), 1);
+	KUNIT_EXPECT_EQ(test, rec[0].fired_ns - rec[0].deadline_ns, 5000 * MS);
+	hist[31]++;
+
+	htw_t_stats(w, &st);
+	KUNIT_EXPECT_EQ(test, st.fired, n + 2);
+	KUNIT_EXPECT_EQ(test, st.max_late_ns, 5000 * MS);
+	for (i = 0; i < ARRAY_SIZE(hist); i++)
+		KUNIT_EXPECT_EQ_MSG(test, st.late_hist[i], hist[i], "late_hist[%zu]", i);
+}
+
+static struct kunit_case htwheel_lateness_cases[] = {
+	KUNIT_CASE(htwheel_lateness_exact),
+	{}
+};
+
+static struct kunit_suite htwheel_lateness_suite = {
+	.name = "htwheel_lateness",
+	.test_cases = htwheel_lateness_cases,
+};
+
 /* ---- htwheel_lifetime ---- */
 
 /*
@@ -1003,6 +1091,30 @@ static struct kunit_suite htwheel_lifetime_suite = {
 	.test_cases = htwheel_lifetime_cases,
 };
 
+/*
+ * The lateness statistics are those of @recs, the records of every expiry
+ * of the wheel (one-shot timers): an expiry at clock time fired_ns is
+ * fired_ns - deadline_ns late, in bucket 0 below 2 ns, in bucket i for
+ * [2^i, 2^(i+1)) ns and in the last one from 2^31 ns on.
+ */
+static void htw_t_expect_lateness(struct kunit *test,
+				  const struct htw_wheel_stats *st,
+				  const struct htw_wheel_expiry *recs, size_t n)
+{
+	u64 hist[ARRAY_SIZE(st->late_hist)] = {}, worst = 0, late;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		late = recs[i].fired_ns - recs[i].deadline_ns;
+		worst = max(worst, late);
+		hist[late < 2 ? 0 : min_t(u32, fls64(late) - 1, ARRAY_SIZE(hist) - 1)]++;
+	}
+	KUNIT_EXPECT_EQ(test, st->max_late_ns, worst);
+	for (i = 0; i < ARRAY_SIZE(hist); i++)
+		KUNIT_EXPECT_EQ_MSG(test, st->late_hist[i], hist[i],
+				    "late_hist[%zu] ([2^%zu, 2^%zu) ns)", i, i, i + 1);
+}
+
 /* ---- htwheel_realtime: the hrtimer on CLOCK_MONOTONIC ---- */
 
 struct htw_t_waiter {
@@ -1098,7 +1210,7 @@ static void htwheel_realtime_never_early(struct kunit *test)
 	wait_event_timeout(wt->wq, htw_t_fired(w) == n, 10 * HZ);
 	KUNIT_ASSERT_EQ(test, htw_t_fired(w), n);
 	while (got < n) {
-		u32 k = htw_t_take(test, w, recs, n);
+		u32 k = htw_t_take(test, w, recs + got, n - got);
 
 		KUNIT_ASSERT_GT(test, k, 0);
 		got += k;
@@ -1110,9 +1222,7 @@ static void htwheel_realtime_never_early(struct kunit *test)
 	KUNIT_EXPECT_LE(test, st.tick_wakeups, 150 + 10);
 	kunit_info(test, "wakeups %llu max late %llu ns cascaded %llu", st.tick_wakeups,
 		   st.max_late_ns, st.cascaded);
-	for (i = 0; i < 32; i++)
-		if (st.late_hist[i])
-			kunit_info(test, "late 2^%u: %llu", i, st.late_hist[i]);
+	htw_t_expect_lateness(test, &st, recs, n);
 }
 
 /* Sparse timers: wakeups track timers, not the 1 ms ticks in between. */
@@ -1237,4 +1347,5 @@ kunit_test_suites(&htwheel_realtime_suite, &htwheel_geometry_suite,
 		  &htwheel_placement_suite, &htwheel_sweep_suite,
 		  &htwheel_cancel_suite, &htwheel_periodic_suite,
 		  &htwheel_limits_suite, &htwheel_slack_suite,
-		  &htwheel_drain_suite, &htwheel_lifetime_suite);
+		  &htwheel_drain_suite, &htwheel_lateness_suite,
+		  &htwheel_lifetime_suite);
