@@ -7,12 +7,47 @@
  * the real-time run may spend.  The wheel's own work is O(1) per timer.
  */
 #include <kunit/test.h>
+#include <linux/fs.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
 #include "htw_internal.h"
 
 #define HTW_MILLION	1000000U
+
+/*
+ * Live objects of the htw_timer kmem_cache, as SLUB counts them (the same
+ * check as htwheel_lifetime's): RCU-deferred frees finished, KASAN's
+ * quarantine emptied and the per-CPU slabs flushed by .../shrink first.
+ */
+#define HTW_T_SLAB	"/sys/kernel/slab/htw_timer/"
+
+static long htw_t_slab_objects(struct kunit *test)
+{
+	char buf[64] = "";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	long v;
+
+	if (!IS_ENABLED(CONFIG_SLUB_DEBUG) || !IS_ENABLED(CONFIG_SYSFS))
+		kunit_skip(test, "no SLUB object counts in sysfs");
+	rcu_barrier();
+	f = filp_open(HTW_T_SLAB "shrink", O_WRONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "shrink: %ld", PTR_ERR(f));
+	n = kernel_write(f, "1", 1, &pos);
+	filp_close(f, NULL);
+	KUNIT_ASSERT_EQ_MSG(test, n, 1, HTW_T_SLAB "shrink: %zd", n);
+	f = filp_open(HTW_T_SLAB "objects", O_RDONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "objects: %ld", PTR_ERR(f));
+	pos = 0;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	KUNIT_ASSERT_GT_MSG(test, n, 0, HTW_T_SLAB "objects: %zd", n);
+	buf[n] = '\0';
+	KUNIT_ASSERT_EQ_MSG(test, sscanf(buf, "%ld", &v), 1, "objects: '%s'", buf);
+	return v;
+}
 
 static void htwheel_tt_million_schedule_cancel(struct kunit *test)
 {
@@ -21,7 +56,7 @@ static void htwheel_tt_million_schedule_cancel(struct kunit *test)
 		.slots = 512,
 		.clockid = CLOCK_MONOTONIC, .max_pending = HTW_MILLION,
 	};
-	long before = htw_timers_allocated();
+	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
 	struct htw_timer_spec spec = {};
 	struct htw_wheel_stats st;
 	struct htw_wheel *w;
@@ -47,6 +82,7 @@ static void htwheel_tt_million_schedule_cancel(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, failed, 0);
 	KUNIT_EXPECT_EQ(test, st.pending, HTW_MILLION);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + HTW_MILLION);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + HTW_MILLION);
 
 	for (i = 0; i < HTW_MILLION; i++)
 		ok += htw_wheel_cancel(w, handles[i]) == HTW_WHEEL_CANCEL_OK;
@@ -57,9 +93,11 @@ static void htwheel_tt_million_schedule_cancel(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
 	/* every handle is dead now */
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, handles[0]), HTW_WHEEL_CANCEL_UNKNOWN);
+	/* the wheel still exists: cancel alone gave every object back */
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 	htw_wheel_destroy(w);
 	vfree(handles);
-	rcu_barrier();	/* the slab frees are RCU-deferred in this kernel */
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 }
 
 static struct kunit_case htwheel_tt_million_cases[] = {

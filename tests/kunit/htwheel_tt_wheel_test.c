@@ -129,6 +129,29 @@ static void htwheel_tt_hours_never_early(struct kunit *test)
 }
 
 /*
+ * The wheel's lateness statistics are those of the five records: the
+ * largest fired - deadline, and each expiry counted once in its bucket
+ * ([0] below 2 ns, [i] for [2^i, 2^(i+1)) ns, the last open-ended).
+ */
+static void htwheel_tt_lateness_stats_match_records(struct kunit *test)
+{
+	u64 hist[ARRAY_SIZE(htw_tt.st.late_hist)] = {}, worst = 0, late;
+	unsigned int i;
+
+	KUNIT_ASSERT_EQ(test, htw_tt.err, 0);
+	KUNIT_ASSERT_EQ(test, htw_tt.got, HTW_TT_TIMERS);
+	for (i = 0; i < HTW_TT_TIMERS; i++) {
+		late = htw_tt.fired[i] - htw_tt.deadline[i];
+		worst = max(worst, late);
+		hist[late < 2 ? 0 : min_t(u32, fls64(late) - 1, ARRAY_SIZE(hist) - 1)]++;
+	}
+	KUNIT_EXPECT_EQ(test, htw_tt.st.max_late_ns, worst);
+	for (i = 0; i < ARRAY_SIZE(hist); i++)
+		KUNIT_EXPECT_EQ_MSG(test, htw_tt.st.late_hist[i], hist[i],
+				    "late_hist[%u]", i);
+}
+
+/*
  * Two hours are 720,000 ticks or more; the wheel woke only where a timer
  * expired or moved down a level: at most once per timer per level.
  */
@@ -147,6 +170,7 @@ static void htwheel_tt_wakeups_per_timer_not_per_tick(struct kunit *test)
 static struct kunit_case htwheel_tt_cases[] = {
 	KUNIT_CASE(htwheel_tt_idle_hour_no_wakeups),
 	KUNIT_CASE(htwheel_tt_hours_never_early),
+	KUNIT_CASE(htwheel_tt_lateness_stats_match_records),
 	KUNIT_CASE(htwheel_tt_wakeups_per_timer_not_per_tick),
 	{}
 };

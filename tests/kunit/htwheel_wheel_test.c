@@ -10,6 +10,7 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
@@ -99,6 +100,47 @@ static u64 htw_t_ceil_div(u64 n, u64 d)
 	u64 rem, q = div64_u64_rem(n, d, &rem);
 
 	return q + (rem != 0);
+}
+
+/*
+ * The memory, not the module's own counter: live objects of the htw_timer
+ * kmem_cache as SLUB counts them in /sys/kernel/slab/htw_timer/objects
+ * (the cache is SLAB_TYPESAFE_BY_RCU, so never merged and always listed
+ * under its own name).  The count is exact once nothing is in flight:
+ * rcu_barrier() finishes the RCU-deferred frees (SLUB_RCU_DEBUG), and
+ * writing "1" to .../shrink empties KASAN's quarantine for the cache and
+ * flushes the per-CPU slabs, whose free objects "objects" would otherwise
+ * count as in use.  It needs CONFIG_SLUB_DEBUG (the test kernel has it);
+ * the suites run alone, so nothing else allocates from the cache meanwhile.
+ */
+#define HTW_T_SLAB	"/sys/kernel/slab/htw_timer/"
+
+static long htw_t_slab_objects(struct kunit *test)
+{
+	char buf[64] = "";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	long v;
+
+	if (!IS_ENABLED(CONFIG_SLUB_DEBUG) || !IS_ENABLED(CONFIG_SYSFS))
+		kunit_skip(test, "no SLUB object counts in sysfs");
+	rcu_barrier();
+	f = filp_open(HTW_T_SLAB "shrink", O_WRONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "shrink: %ld", PTR_ERR(f));
+	n = kernel_write(f, "1", 1, &pos);
+	filp_close(f, NULL);
+	KUNIT_ASSERT_EQ_MSG(test, n, 1, HTW_T_SLAB "shrink: %zd", n);
+	f = filp_open(HTW_T_SLAB "objects", O_RDONLY, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "objects: %ld", PTR_ERR(f));
+	pos = 0;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	KUNIT_ASSERT_GT_MSG(test, n, 0, HTW_T_SLAB "objects: %zd", n);
+	buf[n] = '\0';
+	/* "N" or, with NUMA, "N N0=..." */
+	KUNIT_ASSERT_EQ_MSG(test, sscanf(buf, "%ld", &v), 1, "objects: '%s'", buf);
+	return v;
 }
 
 /* ---- htwheel_geometry ---- */
@@ -863,13 +905,105 @@ static struct kunit_suite htwheel_drain_suite = {
 	.test_cases = htwheel_drain_cases,
 };
 
+/* ---- htwheel_lateness: a manual clock makes every lateness exact ---- */
+
+struct htw_late_case {
+	u64 deadline_ns;
+	u64 at_ns;		/* the clock is moved here, in this order */
+	u64 late_ns;		/* so the expiry is this late ... */
+	u32 bucket;		/* ... and counted here (worked out by hand) */
+};
+
+/*
+ * Tick 1 ms from 0.  Deadlines L ns before a tick, with the clock moved
+ * exactly onto that tick, are L late; the clock may also overshoot (a
+ * late interrupt), a deadline may be in the past when it is scheduled,
+ * and a lateness of 2^31 ns or more is in the last, open-ended bucket.
+ */
+static const struct htw_late_case htw_late_cases[] = {
+	{ 10 * MS,		10 * MS,	0,		0 },
+	{ 11 * MS - 1,		11 * MS,	1,		0 },
+	{ 12 * MS - 2,		12 * MS,	2,		1 },
+	{ 13 * MS - 3,		13 * MS,	3,		1 },
+	{ 14 * MS - 4,		14 * MS,	4,		2 },
+	{ 15 * MS - 7,		15 * MS,	7,		2 },
+	{ 16 * MS - 8,		16 * MS,	8,		3 },
+	{ 17 * MS - 1023,	17 * MS,	1023,		9 },
+	{ 18 * MS - 1024,	18 * MS,	1024,		10 },
+	{ 19 * MS - 1025,	19 * MS,	1025,		10 },
+	{ 20 * MS - 65535,	20 * MS,	65535,		15 },
+	{ 21 * MS - 65536,	21 * MS,	65536,		16 },
+	{ 22 * MS - 999999,	22 * MS,	999999,		19 },
+	/* the clock jumps 3 ms + 5 ns past the deadline's tick */
+	{ 30 * MS,		33 * MS + 5,	3 * MS + 5,	21 },
+};
+
+static void htwheel_lateness_exact(struct kunit *test)
+{
+	const size_t n = ARRAY_SIZE(htw_late_cases);
+	struct htw_wheel *w = htw_t_manual(test, MS, 64, 64, 0);
+	u64 hist[ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist)] = {};
+	struct htw_wheel_expiry rec[2];
+	struct htw_wheel_stats st;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		htw_t_sched(test, w, i, htw_late_cases[i].deadline_ns, 0, 0);
+	for (i = 0; i < n; i++) {
+		const struct htw_late_case *c = &htw_late_cases[i];
+
+		htw_t_at(w, c->at_ns);
+		KUNIT_ASSERT_EQ_MSG(test, htw_t_take(test, w, rec, 2), 1, "case %zu", i);
+		KUNIT_EXPECT_EQ(test, rec[0].cookie, i);
+		KUNIT_EXPECT_EQ_MSG(test, rec[0].fired_ns - rec[0].deadline_ns,
+				    c->late_ns, "case %zu", i);
+		hist[c->bucket]++;
+	}
+	/* scheduled 51 ms + 7 ns in the past: fires on the next tick, 201 ms */
+	htw_t_at(w, 200 * MS);
+	htw_t_sched(test, w, 100, 150 * MS - 7, 0, 0);
+	htw_t_at(w, 201 * MS);
+	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, rec, 2), 1);
+	KUNIT_EXPECT_EQ(test, rec[0].fired_ns - rec[0].deadline_ns, 51 * MS + 7);
+	hist[25]++;		/* 2^25 = 33.6 ms <= 51 ms < 2^26 */
+	htw_t_stats(w, &st);
+	KUNIT_EXPECT_EQ(test, st.max_late_ns, 51 * MS + 7);
+
+	/* 5 s late (a clock jump): 2^32 < 5e9, kept in the last bucket, 31 */
+	htw_t_sched(test, w, 101, 1000 * MS, 0, 0);
+	htw_t_at(w, 6000 * MS);
+	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, rec, 2), 1);
+	KUNIT_EXPECT_EQ(test, rec[0].fired_ns - rec[0].deadline_ns, 5000 * MS);
+	hist[31]++;
+
+	htw_t_stats(w, &st);
+	KUNIT_EXPECT_EQ(test, st.fired, n + 2);
+	KUNIT_EXPECT_EQ(test, st.max_late_ns, 5000 * MS);
+	for (i = 0; i < ARRAY_SIZE(hist); i++)
+		KUNIT_EXPECT_EQ_MSG(test, st.late_hist[i], hist[i], "late_hist[%zu]", i);
+}
+
+static struct kunit_case htwheel_lateness_cases[] = {
+	KUNIT_CASE(htwheel_lateness_exact),
+	{}
+};
+
+static struct kunit_suite htwheel_lateness_suite = {
+	.name = "htwheel_lateness",
+	.test_cases = htwheel_lateness_cases,
+};
+
 /* ---- htwheel_lifetime ---- */
 
-/* Destroy with timers pending, queued and periodic: everything freed. */
+/*
+ * Destroy with timers pending, queued and periodic: everything freed, by
+ * the module's counter and by the slab's own count of live objects.
+ */
 static void htwheel_lifetime_destroy_in_flight(struct kunit *test)
 {
 	struct htw_geometry geo = htw_t_geo(MS, 64, 64);
-	long before = htw_timers_allocated();
+	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
+	struct htw_wheel_stats st;
 	struct htw_wheel *w;
 	u64 i;
 
@@ -878,16 +1012,21 @@ static void htwheel_lifetime_destroy_in_flight(struct kunit *test)
 	for (i = 0; i < 40; i++)
 		htw_t_sched(test, w, i, i * 3 * MS, i % 3 ? 0 : 5 * MS, 0);
 	htw_t_at(w, 50 * MS);
+	htw_t_stats(w, &st);
+	KUNIT_EXPECT_GT(test, st.ready, 0);	/* some queued, some pending */
+	KUNIT_EXPECT_GT(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + 40);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + 40);
 	htw_wheel_destroy(w);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 }
 
 /* A real wheel destroyed while its hrtimer is armed and timers expire. */
 static void htwheel_lifetime_destroy_running(struct kunit *test)
 {
 	struct htw_geometry geo = htw_t_geo(50 * US, 64, 1000);
-	long before = htw_timers_allocated();
+	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
 	struct htw_wheel *w;
 	u64 i, now;
 
@@ -897,8 +1036,11 @@ static void htwheel_lifetime_destroy_running(struct kunit *test)
 	for (i = 0; i < 500; i++)
 		htw_t_sched(test, w, i, now + i * 10 * US, i % 5 ? 0 : 100 * US, 0);
 	usleep_range(1000, 2000);
+	/* fired or not, nobody read a record: all 500 are still allocated */
+	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + 500);
 	htw_wheel_destroy(w);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 }
 
 /*
@@ -909,7 +1051,7 @@ static void htwheel_lifetime_destroy_running(struct kunit *test)
 static void htwheel_lifetime_many(struct kunit *test)
 {
 	const u32 n = 20000;
-	long before = htw_timers_allocated();
+	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
 	struct htw_wheel_stats st;
 	struct htw_wheel *w;
 	u64 *handles;
@@ -924,6 +1066,7 @@ static void htwheel_lifetime_many(struct kunit *test)
 	htw_t_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, n);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + n);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + n);
 	for (i = 0; i < n; i++)
 		ok += htw_wheel_cancel(w, handles[i]) == HTW_WHEEL_CANCEL_OK;
 	KUNIT_EXPECT_EQ(test, ok, n);
@@ -932,7 +1075,8 @@ static void htwheel_lifetime_many(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.cancelled, n);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
 	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 1);	/* stale, harmless */
-	rcu_barrier();	/* let the typesafe-by-RCU frees finish */
+	/* the wheel still exists: cancel alone gave every object back */
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 }
 
 static struct kunit_case htwheel_lifetime_cases[] = {
@@ -946,6 +1090,30 @@ static struct kunit_suite htwheel_lifetime_suite = {
 	.name = "htwheel_lifetime",
 	.test_cases = htwheel_lifetime_cases,
 };
+
+/*
+ * The lateness statistics are those of @recs, the records of every expiry
+ * of the wheel (one-shot timers): an expiry at clock time fired_ns is
+ * fired_ns - deadline_ns late, in bucket 0 below 2 ns, in bucket i for
+ * [2^i, 2^(i+1)) ns and in the last one from 2^31 ns on.
+ */
+static void htw_t_expect_lateness(struct kunit *test,
+				  const struct htw_wheel_stats *st,
+				  const struct htw_wheel_expiry *recs, size_t n)
+{
+	u64 hist[ARRAY_SIZE(st->late_hist)] = {}, worst = 0, late;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		late = recs[i].fired_ns - recs[i].deadline_ns;
+		worst = max(worst, late);
+		hist[late < 2 ? 0 : min_t(u32, fls64(late) - 1, ARRAY_SIZE(hist) - 1)]++;
+	}
+	KUNIT_EXPECT_EQ(test, st->max_late_ns, worst);
+	for (i = 0; i < ARRAY_SIZE(hist); i++)
+		KUNIT_EXPECT_EQ_MSG(test, st->late_hist[i], hist[i],
+				    "late_hist[%zu] ([2^%zu, 2^%zu) ns)", i, i, i + 1);
+}
 
 /* ---- htwheel_realtime: the hrtimer on CLOCK_MONOTONIC ---- */
 
@@ -1042,7 +1210,7 @@ static void htwheel_realtime_never_early(struct kunit *test)
 	wait_event_timeout(wt->wq, htw_t_fired(w) == n, 10 * HZ);
 	KUNIT_ASSERT_EQ(test, htw_t_fired(w), n);
 	while (got < n) {
-		u32 k = htw_t_take(test, w, recs, n);
+		u32 k = htw_t_take(test, w, recs + got, n - got);
 
 		KUNIT_ASSERT_GT(test, k, 0);
 		got += k;
@@ -1054,9 +1222,7 @@ static void htwheel_realtime_never_early(struct kunit *test)
 	KUNIT_EXPECT_LE(test, st.tick_wakeups, 150 + 10);
 	kunit_info(test, "wakeups %llu max late %llu ns cascaded %llu", st.tick_wakeups,
 		   st.max_late_ns, st.cascaded);
-	for (i = 0; i < 32; i++)
-		if (st.late_hist[i])
-			kunit_info(test, "late 2^%u: %llu", i, st.late_hist[i]);
+	htw_t_expect_lateness(test, &st, recs, n);
 }
 
 /* Sparse timers: wakeups track timers, not the 1 ms ticks in between. */
@@ -1181,4 +1347,5 @@ kunit_test_suites(&htwheel_realtime_suite, &htwheel_geometry_suite,
 		  &htwheel_placement_suite, &htwheel_sweep_suite,
 		  &htwheel_cancel_suite, &htwheel_periodic_suite,
 		  &htwheel_limits_suite, &htwheel_slack_suite,
-		  &htwheel_drain_suite, &htwheel_lifetime_suite);
+		  &htwheel_drain_suite, &htwheel_lateness_suite,
+		  &htwheel_lifetime_suite);

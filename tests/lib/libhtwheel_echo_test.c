@@ -19,6 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <linux/htwheel.h>
 
 #include "kselftest_harness.h"
 
@@ -161,6 +165,58 @@ static int idle_open(const struct peer *peers)
 	return n;
 }
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open		434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd		438
+#endif
+
+/*
+ * The server's own wheel, seen from here: its /dev/htwheel descriptor
+ * copied with pidfd_getfd() is the same open file, so HTW_IOC_STATS on it
+ * reports the server's timers.  0, or -errno.
+ */
+static int server_stats(pid_t pid, struct htw_stats *st)
+{
+	char dir[64], path[PATH_MAX], target[PATH_MAX];
+	int pidfd, fd = -1, ret = -ENOENT;
+	struct dirent *d;
+	ssize_t n;
+	DIR *dp;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	dp = opendir(dir);
+	if (!dp)
+		return -errno;
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		ret = -errno;
+		closedir(dp);
+		return ret;
+	}
+	while ((d = readdir(dp))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
+		n = readlink(path, target, sizeof(target) - 1);
+		if (n <= 0)
+			continue;
+		target[n] = '\0';
+		if (strcmp(target, "/dev/htwheel"))
+			continue;
+		fd = syscall(SYS_pidfd_getfd, pidfd, atoi(d->d_name), 0);
+		ret = fd < 0 ? -errno : 0;
+		break;
+	}
+	closedir(dp);
+	close(pidfd);
+	if (fd < 0)
+		return ret;
+	memset(st, 0, sizeof(*st));
+	ret = ioctl(fd, HTW_IOC_STATS, st) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
 FIXTURE(echo) {
 	pid_t pid;
 	FILE *out;
@@ -263,10 +319,16 @@ TEST_F(echo, closes_exactly_the_idle_ones_never_early)
 	EXPECT_EQ(0, peer);
 }
 
+/*
+ * Ten connections that the peer closes at once: the server's wheel
+ * cancelled each one's timer (nothing pending, nothing ever fired), and
+ * the server counted them as the peer's closes.
+ */
 TEST_F(echo, peer_close_cancels_the_timer)
 {
 	unsigned long acc, idle, peer;
-	int status, i;
+	struct htw_stats st;
+	int status, i, ret;
 
 	for (i = 0; i < 10; i++) {
 		self->peers[i].fd = dial(self->port);
@@ -276,6 +338,13 @@ TEST_F(echo, peer_close_cancels_the_timer)
 	}
 	/* Long enough for any timer left behind to have fired. */
 	usleep(2 * IDLE_MS * 1000);
+	ret = server_stats(self->pid, &st);
+	ASSERT_EQ(0, ret) TH_LOG("the server's /dev/htwheel: %s", strerror(-ret));
+	EXPECT_LE(10, st.scheduled);
+	EXPECT_EQ(st.scheduled, st.cancelled);
+	EXPECT_EQ(0, st.pending);
+	EXPECT_EQ(0, st.fired);
+	EXPECT_EQ(0, st.ready);
 	kill(self->pid, SIGTERM);
 	ASSERT_EQ(self->pid, waitpid(self->pid, &status, 0));
 	self->pid = 0;
