@@ -24,7 +24,9 @@ for d in "$@"; do
 	progs+=("$d"/*)
 done
 bb=/bin/busybox
-[ -x $bb ] && $bb --list | grep -qx poweroff || htw_die "$bb is not busybox-static"
+# grep -q would quit at the first match and, with pipefail, a busybox killed
+# by SIGPIPE would read as "not busybox-static": let grep read it all.
+[ -x $bb ] && $bb --list | grep -x poweroff >/dev/null || htw_die "$bb is not busybox-static"
 stage=$(mktemp -d)
 chmod 755 "$stage"
 trap 'rm -rf "$stage"' EXIT

@@ -13,6 +13,16 @@ fail() { echo "$*" >>"$out/errors"; }
 leaks=/sys/kernel/debug/kmemleak
 [ -w $leaks ] && echo clear >$leaks
 
+# The loops below pass over a missing KUnit module or a test program that
+# cannot run: say so here, or the boot would look clean without them.
+want_kunit=htwheel_kunit
+[ "$htw_set" = tt ] && want_kunit=htwheel_kunit_tt
+[ -n "$htw_only" ] || [ -f "$htw_mod/$want_kunit.ko" ] ||
+	fail "no KUnit module $htw_mod/$want_kunit.ko"
+for t in "$htw_bin"/tests/*_test; do
+	[ -x "$t" ] || fail "test program $t is missing or not executable"
+done
+
 insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
 
 for t in "$htw_bin"/tests/*_test; do
@@ -53,4 +63,10 @@ if [ -w $leaks ]; then
 	cat $leaks >"$out/kmemleak.txt"
 fi
 dmesg >"$out/dmesg.txt"
+# For results.py, which checkers were still on at the end: UML's KASAN
+# prints nothing at boot, and lockdep turns itself off at its first report.
+{
+	grep -q ' kasan_report$' /proc/kallsyms && echo kasan
+	grep -q 'debug_locks: *1$' /proc/lockdep_stats 2>/dev/null && echo lockdep
+} >"$out/checkers.txt"
 exit 0
