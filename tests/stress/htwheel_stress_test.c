@@ -366,11 +366,11 @@ static uint64_t stress_seconds(void)
 }
 
 /*
- * How long one worker's sweep over SAME_HANDLES handles takes here:
- * schedule that many hour-long timers on a scratch file and time
- * cancelling them BATCH at a time.
+ * How long scheduling SAME_HANDLES timers BATCH at a time (*sched_ns), and
+ * one worker's sweep cancelling them BATCH at a time (the result), take
+ * here, measured on a scratch file with hour-long timers.
  */
-static uint64_t measure_cancel_sweep(struct __test_metadata *_metadata)
+static uint64_t measure_cancel_sweep(uint64_t *sched_ns)
 {
 	static struct htw_timer_entry e[SAME_HANDLES];
 	struct htw_cancel_entry c[BATCH];
@@ -380,15 +380,22 @@ static uint64_t measure_cancel_sweep(struct __test_metadata *_metadata)
 	int fd = htw_test_open(0);
 	uint32_t i, k;
 
+	*sched_ns = 0;
 	if (fd < 0)
 		return 0;
 	memset(e, 0, sizeof(e));
 	for (i = 0; i < SAME_HANDLES; i++)
 		e[i].expires = HOUR;
-	if (ioctl(fd, HTW_IOC_SCHEDULE, &req) != SAME_HANDLES) {
-		close(fd);
-		return 0;
+	t0 = htw_test_now(CLOCK_MONOTONIC);
+	for (i = 0; i < SAME_HANDLES; i += BATCH) {
+		req.entries = (uintptr_t)&e[i];
+		req.count = BATCH;
+		if (ioctl(fd, HTW_IOC_SCHEDULE, &req) != BATCH) {
+			close(fd);
+			return 0;
+		}
 	}
+	*sched_ns = htw_test_now(CLOCK_MONOTONIC) - t0;
 	t0 = htw_test_now(CLOCK_MONOTONIC);
 	for (i = 0; i < SAME_HANDLES; i += BATCH) {
 		memset(c, 0, sizeof(c));
@@ -478,22 +485,32 @@ TEST_F_TIMEOUT(stress, exactly_once, 120)
 	for (k = 0; k < s->nreaders; k++)
 		r[k] = (struct worker){ s, k, (k + 1) % s->ncpus, 0 };
 
+	/*
+	 * The threads first: they wait at the barrier, so that the timers
+	 * scheduled below race them from the moment they are scheduled.
+	 */
+	ASSERT_EQ(0, pthread_barrier_init(&s->go, NULL, s->nworkers + s->nreaders + 1));
+	for (k = 0; k < s->nreaders; k++)
+		ASSERT_EQ(0, pthread_create(&rt[k], NULL, reader_main, &r[k]));
+	for (k = 0; k < s->nworkers; k++)
+		ASSERT_EQ(0, pthread_create(&wt[k], NULL, worker_main, &w[k]));
+
 	if (s->mode == MODE_SAME_HANDLES) {
 		/* Half the timers due within max_delay, half in an hour. */
 		struct htw_timer_entry e[BATCH];
 		unsigned int seed = 42;
-		uint64_t sweep = measure_cancel_sweep(_metadata);
+		uint64_t sched_ns, sweep = measure_cancel_sweep(&sched_ns);
 
 		/*
 		 * The short half must be due while the workers cancel: spread
-		 * over what the sweeps of all workers take here (measured),
-		 * at least two ticks, so that some fire first and some not.
+		 * over the time the schedule below takes and twice what the
+		 * workers' sweeps take here (both measured), plus two ticks,
+		 * so that some fire first and some do not.
 		 */
-		s->max_delay = sweep * (s->nworkers + s->ncpus - 1) / s->ncpus;
-		if (s->max_delay < 2 * variant->tick_ns)
-			s->max_delay = 2 * variant->tick_ns;
-		TH_LOG("one cancel sweep of %u handles: %.2f ms; short delays 0..%.2f ms",
-		       SAME_HANDLES, sweep / 1e6, s->max_delay / 1e6);
+		s->max_delay = sched_ns + 2 * sweep * (s->nworkers + s->ncpus - 1) / s->ncpus +
+			       2 * variant->tick_ns;
+		TH_LOG("schedule of %u timers: %.2f ms, one cancel sweep: %.2f ms; short delays 0..%.2f ms",
+		       SAME_HANDLES, sched_ns / 1e6, sweep / 1e6, s->max_delay / 1e6);
 		pin(0);	/* scheduled on CPU 0, cancelled from every CPU */
 		for (i = 0; i < SAME_HANDLES / BATCH; i++) {
 			ASSERT_LE(0, fill_entries(s, e, BATCH, &seed, 1));
@@ -509,11 +526,6 @@ TEST_F_TIMEOUT(stress, exactly_once, 120)
 			CPU_SET(k, &all);
 		sched_setaffinity(0, sizeof(all), &all);
 	}
-	ASSERT_EQ(0, pthread_barrier_init(&s->go, NULL, s->nworkers + s->nreaders + 1));
-	for (k = 0; k < s->nreaders; k++)
-		ASSERT_EQ(0, pthread_create(&rt[k], NULL, reader_main, &r[k]));
-	for (k = 0; k < s->nworkers; k++)
-		ASSERT_EQ(0, pthread_create(&wt[k], NULL, worker_main, &w[k]));
 	t0 = htw_test_now(CLOCK_MONOTONIC);
 	s->deadline = t0 + stress_seconds() * 1000 * MS;
 	pthread_barrier_wait(&s->go);
