@@ -28,11 +28,108 @@
 #include <unistd.h>
 #include <linux/htwheel.h>
 
-#include "kselftest_harness.h"
-#include "htwheel_util.h"
-
 #define MS		1000000ULL
 #define HOUR		(3600ULL * 1000 * MS)
+
+#ifdef HTW_COMPAT32_HELPER
+/*
+ * Built a second time, with -m32 -static -DHTW_COMPAT32_HELPER, as
+ * build/tests/htwheel_compat32: the 32-bit side of the compat_ioctl test,
+ * run by compat_ioctl_from_a_32_bit_program (never by a stage).  Every
+ * structure has one layout for 32- and 64-bit callers and pointers travel
+ * as __u64, so each call must work exactly as from a 64-bit program.
+ * Exit code: 0, or the failing step.
+ */
+
+_Static_assert(sizeof(void *) == 4, "build this helper with -m32");
+_Static_assert(sizeof(struct htw_timer_entry) == 48, "layout");
+_Static_assert(sizeof(struct htw_expiry) == 48, "layout");
+_Static_assert(sizeof(struct htw_stats) == 384, "layout");
+_Static_assert(sizeof(struct htw_drain) == 48 && sizeof(struct htw_setup) == 64, "layout");
+_Static_assert(sizeof(struct htw_api) == 64 && sizeof(struct htw_schedule) == 48, "layout");
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+int main(void)
+{
+	struct htw_api api = { .api = HTW_API_VERSION };
+	struct htw_setup setup = { .clockid = CLOCK_MONOTONIC, .tick_ns = MS };
+	struct htw_timer_entry e[3];
+	struct htw_schedule sreq = { .entries = (uintptr_t)e, .count = 3 };
+	struct htw_cancel_entry ce = { 0 };
+	struct htw_cancel creq = { .entries = (uintptr_t)&ce, .count = 1 };
+	struct htw_unexpired out[2];
+	struct htw_drain dreq = { .entries = (uintptr_t)out, .count = 2 };
+	struct htw_eventfd ereq = { .fd = eventfd(0, EFD_NONBLOCK) };
+	struct htw_stats st;
+	struct htw_expiry rec;
+	struct pollfd p;
+	uint64_t t0, count;
+	int fd = open("/dev/htwheel", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0 || ereq.fd < 0)
+		return 1;
+	if (ioctl(fd, HTW_IOC_API, &api) || api.ioctls == 0 || api.reserved[4])
+		return 2;
+	if (ioctl(fd, HTW_IOC_SETUP, &setup) || setup.tick_ns != MS || !setup.levels)
+		return 3;
+	if (ioctl(fd, HTW_IOC_SET_EVENTFD, &ereq))
+		return 4;
+	memset(e, 0, sizeof(e));
+	t0 = now_ns();
+	e[0].cookie = 0x1122334455667788ULL;	/* all 64 bits survive */
+	e[0].expires = 5 * MS;
+	e[1].cookie = 2;
+	e[1].expires = HOUR;
+	e[2].cookie = 3;
+	e[2].expires = t0 + HOUR;
+	e[2].flags = HTW_TIMER_ABSTIME;
+	if (ioctl(fd, HTW_IOC_SCHEDULE, &sreq) != 3 || sreq.done != 3)
+		return 5;
+	if (!e[0].handle || !e[1].handle || !e[2].handle)
+		return 6;
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	if (poll(&p, 1, 5000) != 1)
+		return 7;
+	if (read(fd, &rec, sizeof(rec)) != sizeof(rec))
+		return 8;
+	if (rec.cookie != e[0].cookie || rec.handle != e[0].handle ||
+	    rec.deadline_ns < t0 + 5 * MS || rec.expired_ns < rec.deadline_ns)
+		return 9;
+	if (read(ereq.fd, &count, sizeof(count)) != sizeof(count) || count != 1)
+		return 10;
+	ce.handle = e[1].handle;
+	if (ioctl(fd, HTW_IOC_CANCEL, &creq) || ce.result != HTW_CANCELLED || creq.cancelled != 1)
+		return 11;
+	memset(&st, 0, sizeof(st));
+	if (ioctl(fd, HTW_IOC_STATS, &st) || st.pending != 1 || st.scheduled != 3 ||
+	    st.fired != 1 || st.cancelled != 1 || st.tick_ns != MS)
+		return 12;
+	memset(out, 0, sizeof(out));
+	if (ioctl(fd, HTW_IOC_DRAIN, &dreq) || dreq.drained != 1 || out[0].cookie != 3 ||
+	    out[0].handle != e[2].handle || out[0].remaining_ns > HOUR)
+		return 13;
+	/* Refusals are the same too. */
+	sreq.flags = 1;
+	if (ioctl(fd, HTW_IOC_SCHEDULE, &sreq) != -1 || errno != EINVAL)
+		return 14;
+	if (ioctl(fd, _IO(HTW_IOC_MAGIC, 0x3f)) != -1 || errno != ENOTTY)
+		return 15;
+	close(ereq.fd);
+	close(fd);
+	return 0;
+}
+
+#else /* !HTW_COMPAT32_HELPER */
+
+#include "kselftest_harness.h"
+#include "htwheel_util.h"
 
 static void entry(struct htw_timer_entry *e, uint64_t cookie, uint64_t expires)
 {
@@ -626,10 +723,9 @@ TEST(fdinfo_shows_every_key)
 }
 
 /*
- * compat_ioctl: the same calls from a 32-bit program.  The helper is
- * built with -m32 next to this test (tests/selftests/htwheel_compat32.c);
- * where it is missing or cannot run (no IA32 emulation, as in UML) the
- * test skips and says why.
+ * compat_ioctl: the same calls from a 32-bit program, this file built
+ * with -m32 as htwheel_compat32 next to this test; where it is missing or
+ * cannot run (no IA32 emulation, as in UML) the test skips and says why.
  */
 TEST(compat_ioctl_from_a_32_bit_program)
 {
@@ -662,3 +758,5 @@ TEST(compat_ioctl_from_a_32_bit_program)
 }
 
 TEST_HARNESS_MAIN
+
+#endif /* HTW_COMPAT32_HELPER */
