@@ -45,6 +45,23 @@ $(BUILD)/tests/%: tests/selftests/%.c tests/selftests/htwheel_util.h include/uap
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $<
 
+# The 32-bit side of htwheel_abi_test's compat_ioctl test: the same source
+# built with -m32, which needs gcc-multilib (installed with apt here, as
+# tools/uml/kernel.sh installs what it needs).  It is not a *_test: the
+# 64-bit test runs it where the kernel runs 32-bit programs.
+COMPAT32 := $(BUILD)/tests/htwheel_compat32
+selftests: $(COMPAT32)
+
+$(COMPAT32): tests/selftests/htwheel_abi_test.c include/uapi/linux/htwheel.h
+	@mkdir -p $(dir $@)
+	@dpkg-query -W -f='$${Status}\n' gcc-multilib 2>/dev/null | grep -q '^install ok installed$$' || { \
+		echo "[htwheel] installing with apt: gcc-multilib" >&2; \
+		sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq >/dev/null && \
+		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends \
+			gcc-multilib >/dev/null; }
+	$(CC) -m32 -DHTW_COMPAT32_HELPER $(USER_CFLAGS) -static -o $@ $<
+
 kernel:
 	tools/uml/kernel.sh build debug
 

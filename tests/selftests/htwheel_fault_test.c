@@ -6,7 +6,9 @@
  * a clean errno, keep the instance consistent and usable, and leak nothing
  * (the stage runs a kmemleak scan after the tests).
  *
- * Needs root and CONFIG_FAULT_INJECTION_DEBUG_FS; skips otherwise.
+ * Needs root, CONFIG_FAILSLAB, CONFIG_FAULT_INJECTION_USERCOPY and
+ * CONFIG_FAULT_INJECTION_DEBUG_FS (the UML debug kernel); skips, saying
+ * which is missing, otherwise (Debian's kernels have no fault injection).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -67,6 +69,38 @@ static int faults_enable(void)
 	}
 	closedir(dir);
 	return 0;
+}
+
+/* Why fault injection cannot run here, or NULL if it can. */
+static const char *faults_missing(void)
+{
+	if (getuid())
+		return "needs root to arm fault injection";
+	if (access("/proc/thread-self/fail-nth", F_OK))
+		return "no /proc/thread-self/fail-nth: kernel without CONFIG_FAULT_INJECTION";
+	if (access(DBG "/failslab", F_OK))
+		return access(DBG, F_OK) || !access(DBG "/fail_usercopy", F_OK) ?
+		       "no " DBG "/failslab: kernel without CONFIG_FAILSLAB or debugfs not mounted" :
+		       "no " DBG "/failslab: kernel without CONFIG_FAILSLAB";
+	if (access(DBG "/fail_usercopy", F_OK))
+		return "no " DBG "/fail_usercopy: kernel without CONFIG_FAULT_INJECTION_USERCOPY";
+	if (faults_enable())
+		return "could not configure failslab and fail_usercopy in " DBG;
+	return NULL;
+}
+
+/* 1 if the module's timer cache will fail under failslab. */
+static int timer_cache_armed(void)
+{
+	char buf[8] = "";
+	int fd = open("/sys/kernel/slab/htw_timer/failslab", O_RDONLY);
+
+	if (fd < 0)
+		return -1;
+	if (read(fd, buf, sizeof(buf) - 1) < 1)
+		buf[0] = 0;
+	close(fd);
+	return buf[0] == '1';
 }
 
 /* Arm the n-th fault-injection point of this thread. */
@@ -146,10 +180,20 @@ struct fault_op {
 	const char *name;
 	int (*prepare)(int fd, void *ctx);
 	int (*run)(int fd, void *ctx);	/* >= 0 success, -errno failure */
+	/* A success (fault or not): its whole effect is there; NULL or a reason. */
+	const char *(*check)(int fd, void *ctx, int ret,
+			     const struct htw_stats *before, const struct htw_stats *after);
+	int min_points;		/* injection points the operation must reach */
+	int min_enomem;		/* failures that must be ENOMEM (a module cache) */
 };
 
 struct ctx {
 	struct htw_timer_entry e[4];
+	struct htw_cancel_entry ce[3];
+	struct htw_cancel creq;
+	struct htw_expiry rec[4];
+	struct htw_unexpired out[4];
+	struct htw_stats st;
 	int efd;
 };
 
@@ -185,28 +229,34 @@ static int run_schedule_batch(int fd, void *c)
 static int run_cancel(int fd, void *c)
 {
 	struct ctx *x = c;
-	struct htw_cancel_entry ce[3] = {
-		{ .handle = x->e[0].handle }, { .handle = x->e[1].handle },
-		{ .handle = 12345 },
-	};
-	struct htw_cancel req = { .entries = (uintptr_t)ce, .count = 3 };
 
-	return ioctl(fd, HTW_IOC_CANCEL, &req) ? -errno : 0;
+	memset(x->ce, 0xcc, sizeof(x->ce));
+	for (int i = 0; i < 3; i++) {
+		x->ce[i].handle = i < 2 ? x->e[i].handle : 12345;
+		x->ce[i].pad = 0;
+	}
+	memset(&x->creq, 0, sizeof(x->creq));
+	x->creq.entries = (uintptr_t)x->ce;
+	x->creq.count = 3;
+	return ioctl(fd, HTW_IOC_CANCEL, &x->creq) ? -errno : 0;
 }
 
 static int run_read(int fd, void *c)
 {
-	struct htw_expiry rec[4];
-	ssize_t r = read(fd, rec, sizeof(rec));
+	struct ctx *x = c;
+	ssize_t r;
 
-	return r < 0 ? -errno : (int)(r / sizeof(rec[0]));
+	memset(x->rec, 0xcc, sizeof(x->rec));
+	r = read(fd, x->rec, sizeof(x->rec));
+	return r < 0 ? -errno : (int)(r / sizeof(x->rec[0]));
 }
 
 static int run_drain(int fd, void *c)
 {
-	struct htw_unexpired out[4];
-	struct htw_drain req = { .entries = (uintptr_t)out, .count = 4 };
+	struct ctx *x = c;
+	struct htw_drain req = { .entries = (uintptr_t)x->out, .count = 4 };
 
+	memset(x->out, 0xcc, sizeof(x->out));
 	return ioctl(fd, HTW_IOC_DRAIN, &req) ? -errno : (int)req.drained;
 }
 
@@ -219,9 +269,11 @@ static int run_eventfd(int fd, void *c)
 
 static int run_stats(int fd, void *c)
 {
-	struct htw_stats st = { 0 };
+	struct ctx *x = c;
 
-	return ioctl(fd, HTW_IOC_STATS, &st) ? -errno : 0;
+	memset(&x->st, 0xcc, sizeof(x->st));
+	x->st.flags = 0;
+	return ioctl(fd, HTW_IOC_STATS, &x->st) ? -errno : 0;
 }
 
 static int run_setup(int fd, void *c)
@@ -231,16 +283,131 @@ static int run_setup(int fd, void *c)
 	return ioctl(fd, HTW_IOC_SETUP, &s) ? -errno : 0;
 }
 
+static const char *check_schedule(int fd, void *c, int ret,
+				  const struct htw_stats *b, const struct htw_stats *a)
+{
+	if (ret != 1)
+		return "scheduled other than 1";
+	if (!((struct ctx *)c)->e[3].handle)
+		return "no handle written";
+	if (a->pending != b->pending + 1 || a->scheduled != b->scheduled + 1)
+		return "pending or scheduled did not grow by 1";
+	return NULL;
+}
+
+static const char *check_batch(int fd, void *c, int ret,
+			       const struct htw_stats *b, const struct htw_stats *a)
+{
+	if (ret < 1 || ret > 300)
+		return "count out of range";
+	if (a->pending != b->pending + ret || a->scheduled != b->scheduled + ret)
+		return "pending or scheduled disagree with the count";
+	return NULL;
+}
+
+static const char *check_cancel(int fd, void *c, int ret,
+				const struct htw_stats *b, const struct htw_stats *a)
+{
+	struct ctx *x = c;
+
+	if (x->ce[0].result != HTW_CANCELLED || x->ce[1].result != HTW_CANCELLED ||
+	    x->ce[2].result != HTW_CANCEL_UNKNOWN)
+		return "wrong results";
+	if (x->creq.cancelled != 2)
+		return "cancelled is not 2";
+	if (a->pending != b->pending - 2 || a->cancelled != b->cancelled + 2)
+		return "pending or cancelled counters wrong";
+	return NULL;
+}
+
+static const char *check_read(int fd, void *c, int ret,
+			      const struct htw_stats *b, const struct htw_stats *a)
+{
+	struct ctx *x = c;
+
+	if (ret < 1 || ret > 3)
+		return "record count out of range";
+	for (int i = 0; i < ret; i++)
+		if (x->rec[i].cookie > 2 || x->rec[i].reserved)
+			return "malformed record";
+	if (a->ready != b->ready - ret)
+		return "ready did not drop by the records read";
+	return NULL;
+}
+
+static const char *check_drain(int fd, void *c, int ret,
+			       const struct htw_stats *b, const struct htw_stats *a)
+{
+	struct ctx *x = c;
+	unsigned int seen = 0;
+
+	if (ret != 3)
+		return "drained is not 3";
+	for (int i = 0; i < 3; i++) {
+		if (x->out[i].cookie > 2)
+			return "unknown cookie described";
+		seen |= 1U << x->out[i].cookie;
+	}
+	if (seen != 7)
+		return "not every timer described";
+	if (a->pending != 0 || a->cancelled != b->cancelled + 3)
+		return "pending or cancelled counters wrong";
+	return NULL;
+}
+
+/* Registered: a timer due now rings it (bounded wait). */
+static const char *check_eventfd(int fd, void *c, int ret,
+				 const struct htw_stats *b, const struct htw_stats *a)
+{
+	struct ctx *x = c;
+	struct htw_timer_entry e;
+	uint64_t v;
+
+	if (ret)
+		return "non-zero success";
+	while (read(x->efd, &v, sizeof(v)) == sizeof(v))
+		;
+	if (schedule(fd, &e, 1, 0) != 1)
+		return "could not schedule";
+	if (poll(&(struct pollfd){ .fd = x->efd, .events = POLLIN }, 1, 2000) != 1)
+		return "the eventfd was not registered";
+	while (read(x->efd, &v, sizeof(v)) == sizeof(v))
+		;
+	return NULL;
+}
+
+static const char *check_stats(int fd, void *c, int ret,
+			       const struct htw_stats *b, const struct htw_stats *a)
+{
+	struct ctx *x = c;
+
+	if (x->st.pending != 3 || x->st.scheduled != 3 || !x->st.tick_ns || !x->st.slots ||
+	    x->st.clockid != CLOCK_MONOTONIC)
+		return "counters or geometry wrong";
+	return NULL;
+}
+
+static const char *check_setup(int fd, void *c, int ret,
+			       const struct htw_stats *b, const struct htw_stats *a)
+{
+	return a->tick_ns == 2 * MS ? NULL : "the tick was not set";
+}
+
+/*
+ * The minimums are what the operations must reach at the least (copies
+ * in and out, the module's allocations); a failslab or fail_usercopy that
+ * never gets to them makes the sweep fail instead of pass.
+ */
 static const struct fault_op ops[] = {
-	{ "first schedule (creates the wheel)", prep_none, run_schedule },
-	{ "schedule", prep_three_pending, run_schedule },
-	{ "schedule batch of 300", prep_three_pending, run_schedule_batch },
-	{ "cancel", prep_three_pending, run_cancel },
-	{ "read", prep_three_ready, run_read },
-	{ "drain", prep_three_pending, run_drain },
-	{ "set eventfd", prep_none, run_eventfd },
-	{ "stats", prep_three_pending, run_stats },
-	{ "setup", prep_none, run_setup },
+	{ "first schedule (creates the wheel)", prep_none, run_schedule, check_schedule, 4, 2 },
+	{ "schedule", prep_three_pending, run_schedule, check_schedule, 3, 1 },
+	{ "schedule batch of 300", prep_three_pending, run_schedule_batch, check_batch, 300, 1 },
+	{ "cancel", prep_three_pending, run_cancel, check_cancel, 2, 0 },
+	{ "read", prep_three_ready, run_read, check_read, 1, 0 },
+	{ "drain", prep_three_pending, run_drain, check_drain, 2, 0 },
+	{ "set eventfd", prep_none, run_eventfd, check_eventfd, 1, 0 },
+	{ "stats", prep_three_pending, run_stats, check_stats, 1, 0 },
+	{ "setup", prep_none, run_setup, check_setup, 1, 0 },
 };
 
 /*
@@ -261,8 +428,10 @@ FIXTURE(fault) {
 
 FIXTURE_SETUP(fault)
 {
-	if (getuid() || faults_enable())
-		SKIP(return, "fault injection not available (root and debugfs needed)");
+	const char *why = faults_missing();
+
+	if (why)
+		SKIP(return, "%s", why);
 	self->ok = 1;
 }
 
@@ -276,11 +445,14 @@ TEST_F(fault, sweep_every_operation)
 	struct htw_stats before, after;
 	struct ctx c;
 
-	c.efd = eventfd(0, EFD_CLOEXEC);
+	/* The module's own cache is one that fails (slab_nomerge boots). */
+	ASSERT_EQ(1, timer_cache_armed()) TH_LOG("htw_timer is not marked failslab");
+
+	c.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	ASSERT_LE(0, c.efd);
 	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
 		const struct fault_op *op = &ops[k];
-		int n, injected = 1, failures = 0;
+		int n, injected = 1, failures = 0, enomem = 0, partial = 0, points = 0;
 
 		for (n = 1; n <= MAX_NTH && injected; n++) {
 			int fd = htw_test_open(O_NONBLOCK), ret;
@@ -291,9 +463,20 @@ TEST_F(fault, sweep_every_operation)
 			ASSERT_EQ(0, fail_nth(n));
 			ret = op->run(fd, &c);
 			injected = fault_injected();
+			points += injected;
 			stats(fd, &after);
+			if (ret >= 0) {
+				/* Succeeded with the fault armed: all of its effect. */
+				const char *why = op->check(fd, &c, ret, &before, &after);
+
+				EXPECT_EQ(NULL, why)
+					TH_LOG("%s, fault %d (%s): success %d, but %s", op->name, n,
+					       injected ? "injected" : "not reached", ret, why);
+				partial += injected && op->run == run_schedule_batch && ret < 300;
+			}
 			if (ret < 0) {
 				failures++;
+				enomem += ret == -ENOMEM;
 				EXPECT_TRUE(clean_errno(-ret))
 					TH_LOG("%s, fault %d: errno %d", op->name, n, -ret);
 			}
@@ -313,7 +496,14 @@ TEST_F(fault, sweep_every_operation)
 		}
 		/* The sweep ran past the last injection point. */
 		EXPECT_FALSE(injected) TH_LOG("%s: still failing at %d", op->name, MAX_NTH);
-		TH_LOG("%s: %d injection points, %d clean failures", op->name, n - 2, failures);
+		TH_LOG("%s: %d injection points, %d clean failures (%d ENOMEM), %d partial",
+		       op->name, points, failures, enomem, partial);
+		EXPECT_LE(op->min_points, points) TH_LOG("%s: too few injection points", op->name);
+		/* A batch's timer allocations fail as partial counts, the rest as ENOMEM. */
+		EXPECT_LE(op->min_enomem, enomem + partial)
+			TH_LOG("%s: no allocation of the module failed", op->name);
+		if (op->run == run_schedule_batch)
+			EXPECT_LE(299, partial) TH_LOG("each timer's allocation should fail once");
 	}
 	close(c.efd);
 }
@@ -336,6 +526,8 @@ TEST_F(fault, open_and_handshake)
 		close(fd);
 	}
 	EXPECT_FALSE(injected);
+	/* open() allocates (the file's state) and the handshake copies in and out. */
+	EXPECT_LE(3, n - 2) TH_LOG("only %d injection points", n - 2);
 }
 
 TEST_HARNESS_MAIN

@@ -147,7 +147,7 @@ static int schedule_batch(struct stress *s, struct htw_timer_entry *e,
 	for (i = 0; i < n; i++) {
 		struct cookie_state *c = &s->c[e[i].cookie];
 
-		c->sched_cpu = cpu < 0 ? cpu : sched_getcpu();
+		c->sched_cpu = sched_getcpu();	/* the main thread's too */
 		__atomic_store_n(&c->handle, e[i].handle, __ATOMIC_RELEASE);
 	}
 	__atomic_fetch_add(&s->scheduled, n, __ATOMIC_RELAXED);
@@ -365,6 +365,49 @@ static uint64_t stress_seconds(void)
 	return n > 0 ? (uint64_t)n : 2;
 }
 
+/*
+ * How long scheduling SAME_HANDLES timers BATCH at a time (*sched_ns), and
+ * one worker's sweep cancelling them BATCH at a time (the result), take
+ * here, measured on a scratch file with hour-long timers.
+ */
+static uint64_t measure_cancel_sweep(uint64_t *sched_ns)
+{
+	static struct htw_timer_entry e[SAME_HANDLES];
+	struct htw_cancel_entry c[BATCH];
+	struct htw_schedule req = { .entries = (uintptr_t)e, .count = SAME_HANDLES };
+	struct htw_cancel creq = { .entries = (uintptr_t)c, .count = BATCH };
+	uint64_t t0;
+	int fd = htw_test_open(0);
+	uint32_t i, k;
+
+	*sched_ns = 0;
+	if (fd < 0)
+		return 0;
+	memset(e, 0, sizeof(e));
+	for (i = 0; i < SAME_HANDLES; i++)
+		e[i].expires = HOUR;
+	t0 = htw_test_now(CLOCK_MONOTONIC);
+	for (i = 0; i < SAME_HANDLES; i += BATCH) {
+		req.entries = (uintptr_t)&e[i];
+		req.count = BATCH;
+		if (ioctl(fd, HTW_IOC_SCHEDULE, &req) != BATCH) {
+			close(fd);
+			return 0;
+		}
+	}
+	*sched_ns = htw_test_now(CLOCK_MONOTONIC) - t0;
+	t0 = htw_test_now(CLOCK_MONOTONIC);
+	for (i = 0; i < SAME_HANDLES; i += BATCH) {
+		memset(c, 0, sizeof(c));
+		for (k = 0; k < BATCH; k++)
+			c[k].handle = e[i + k].handle;
+		ioctl(fd, HTW_IOC_CANCEL, &creq);
+	}
+	t0 = htw_test_now(CLOCK_MONOTONIC) - t0;
+	close(fd);
+	return t0;
+}
+
 FIXTURE(stress) {
 	struct stress s;
 };
@@ -433,6 +476,7 @@ TEST_F_TIMEOUT(stress, exactly_once, 120)
 	pthread_t wt[MAX_THREADS], rt[2];
 	struct htw_stats st;
 	uint64_t t0, total_cancel, nbad = 0, long_cancelled = 0;
+	uint64_t short_cancelled = 0, short_delivered = 0;
 	uint32_t i, n;
 	int k;
 
@@ -441,22 +485,47 @@ TEST_F_TIMEOUT(stress, exactly_once, 120)
 	for (k = 0; k < s->nreaders; k++)
 		r[k] = (struct worker){ s, k, (k + 1) % s->ncpus, 0 };
 
+	/*
+	 * The threads first: they wait at the barrier, so that the timers
+	 * scheduled below race them from the moment they are scheduled.
+	 */
+	ASSERT_EQ(0, pthread_barrier_init(&s->go, NULL, s->nworkers + s->nreaders + 1));
+	for (k = 0; k < s->nreaders; k++)
+		ASSERT_EQ(0, pthread_create(&rt[k], NULL, reader_main, &r[k]));
+	for (k = 0; k < s->nworkers; k++)
+		ASSERT_EQ(0, pthread_create(&wt[k], NULL, worker_main, &w[k]));
+
 	if (s->mode == MODE_SAME_HANDLES) {
 		/* Half the timers due within max_delay, half in an hour. */
 		struct htw_timer_entry e[BATCH];
 		unsigned int seed = 42;
+		uint64_t sched_ns, sweep = measure_cancel_sweep(&sched_ns);
 
+		/*
+		 * The short half must be due while the workers cancel: spread
+		 * over the time the schedule below takes and twice what the
+		 * workers' sweeps take here (both measured), plus two ticks,
+		 * so that some fire first and some do not.
+		 */
+		s->max_delay = sched_ns + 2 * sweep * (s->nworkers + s->ncpus - 1) / s->ncpus +
+			       2 * variant->tick_ns;
+		TH_LOG("schedule of %u timers: %.2f ms, one cancel sweep: %.2f ms; short delays 0..%.2f ms",
+		       SAME_HANDLES, sched_ns / 1e6, sweep / 1e6, s->max_delay / 1e6);
+		pin(0);	/* scheduled on CPU 0, cancelled from every CPU */
 		for (i = 0; i < SAME_HANDLES / BATCH; i++) {
 			ASSERT_LE(0, fill_entries(s, e, BATCH, &seed, 1));
 			ASSERT_EQ(0, schedule_batch(s, e, BATCH, -1)) TH_LOG("%s", s->first_error);
 		}
 	}
 
-	ASSERT_EQ(0, pthread_barrier_init(&s->go, NULL, s->nworkers + s->nreaders + 1));
-	for (k = 0; k < s->nreaders; k++)
-		ASSERT_EQ(0, pthread_create(&rt[k], NULL, reader_main, &r[k]));
-	for (k = 0; k < s->nworkers; k++)
-		ASSERT_EQ(0, pthread_create(&wt[k], NULL, worker_main, &w[k]));
+	if (s->mode == MODE_SAME_HANDLES) {
+		cpu_set_t all;
+
+		CPU_ZERO(&all);
+		for (k = 0; k < CPU_SETSIZE; k++)
+			CPU_SET(k, &all);
+		sched_setaffinity(0, sizeof(all), &all);
+	}
 	t0 = htw_test_now(CLOCK_MONOTONIC);
 	s->deadline = t0 + stress_seconds() * 1000 * MS;
 	pthread_barrier_wait(&s->go);
@@ -503,6 +572,10 @@ TEST_F_TIMEOUT(stress, exactly_once, 120)
 			why = "record carries another handle";
 		if (s->mode == MODE_SAME_HANDLES && i % 2 && c->cancelled == 1)
 			long_cancelled++;
+		if (s->mode == MODE_SAME_HANDLES && !(i % 2)) {
+			short_cancelled += c->cancelled;
+			short_delivered += c->delivered;
+		}
 		if (why && nbad++ < 10)
 			TH_LOG("cookie %u: %s (delivered %u cancelled %u drained %u fired-seen %u)",
 			       i, why, c->delivered, c->cancelled, c->drained, c->fired_seen);
@@ -529,9 +602,21 @@ TEST_F_TIMEOUT(stress, exactly_once, 120)
 	/* The race was really run: both outcomes happened. */
 	EXPECT_LT(0, s->n_delivered);
 	EXPECT_LT(0, s->n_cancelled);
-	/* The hour-long half can only have been cancelled, by exactly one thread. */
-	if (s->mode == MODE_SAME_HANDLES)
+	if (s->mode == MODE_SAME_HANDLES) {
+		/* The hour-long half can only have been cancelled, by exactly one thread. */
 		EXPECT_EQ(n / 2, long_cancelled);
+		/*
+		 * The short half raced the tick: the hour-long half alone
+		 * guarantees a cancel, so both outcomes must come from it.
+		 */
+		TH_LOG("short timers: %llu cancelled, %llu delivered",
+		       (unsigned long long)short_cancelled, (unsigned long long)short_delivered);
+		EXPECT_LT(0, short_cancelled);
+		EXPECT_LT(0, short_delivered);
+	}
+	/* With 2 CPUs, timers scheduled on one were cancelled from another. */
+	if (s->ncpus >= 2)
+		EXPECT_LT(0, s->n_cross_cpu);
 }
 
 TEST_HARNESS_MAIN
