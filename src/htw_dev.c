@@ -769,7 +769,8 @@ static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
 {
 	s64 offset = htw_timens_offset(&hf->timens, hf->geo.clockid);
 	struct htw_expiry out[8];
-	size_t n, i, done = 0;
+	size_t n, i, copied, done = 0;
+	unsigned long left;
 
 	lockdep_assert_held(&hf->lock);
 	while (done < max) {
@@ -781,10 +782,13 @@ static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
 			break;
 		for (i = 0; i < n; i++)
 			htw_expiry_to_user(&out[i], &hf->buf.rec[i], offset);
-		if (copy_to_user(buf + done * sizeof(*out), out, n * sizeof(*out)))
+		left = copy_to_user(buf + done * sizeof(*out), out, n * sizeof(*out));
+		/* Whole records that reached the buffer count; the rest stay queued. */
+		copied = n - DIV_ROUND_UP(left, sizeof(*out));
+		htw_wheel_consume_ready(wheel, hf->buf.rec, copied);
+		done += copied;
+		if (left)
 			return done ? done : -EFAULT;
-		htw_wheel_consume_ready(wheel, hf->buf.rec, n);
-		done += n;
 	}
 	return done;
 }
