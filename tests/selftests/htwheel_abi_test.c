@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,8 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -764,6 +767,163 @@ TEST(compat_ioctl_from_a_32_bit_program)
 		SKIP(return, "this kernel cannot run 32-bit programs (no IA32 emulation)");
 	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("32-bit helper: step %d failed",
 						   WEXITSTATUS(status));
+}
+
+/* ---- memcg: timer memory is charged to the scheduling task's cgroup ---- */
+
+#define CGROOT		"/sys/fs/cgroup"
+#define CGTEST		CGROOT "/htwheel-memcg-test"
+#define MEMCG_TIMERS	100000
+
+static long read_long(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static int write_str(const char *path, const char *s)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -1;
+	fputs(s, f);
+	return fclose(f);
+}
+
+static bool file_has_word(const char *path, const char *word)
+{
+	char buf[256] = "";
+	FILE *f = fopen(path, "r");
+
+	if (f) {
+		if (!fgets(buf, sizeof(buf), f))
+			buf[0] = 0;
+		fclose(f);
+	}
+	return strstr(buf, word) != NULL;
+}
+
+static bool memcg_mounted, memcg_enabled;
+
+/*
+ * A cgroup v2 hierarchy with the memory controller for child groups.  What
+ * this turns on, memcg_done() turns off again: later tests (the fault
+ * sweep counts allocation points) must find the machine as it was.
+ */
+static const char *memcg_ready(void)
+{
+	if (getuid())
+		return "needs root to create a cgroup";
+	if (access(CGROOT "/cgroup.controllers", F_OK)) {
+		if (mount("none", CGROOT, "cgroup2", 0, NULL))
+			return "no cgroup v2 hierarchy can be mounted";
+		memcg_mounted = true;
+	}
+	if (!file_has_word(CGROOT "/cgroup.subtree_control", "memory") &&
+	    !write_str(CGROOT "/cgroup.subtree_control", "+memory"))
+		memcg_enabled = true;
+	rmdir(CGTEST);
+	if (mkdir(CGTEST, 0755))
+		return "cannot create a cgroup";
+	if (access(CGTEST "/memory.current", F_OK))
+		return "the memory controller cannot be enabled (kernel without CONFIG_MEMCG?)";
+	return NULL;
+}
+
+static void memcg_done(void)
+{
+	rmdir(CGTEST);
+	if (memcg_enabled)
+		write_str(CGROOT "/cgroup.subtree_control", "-memory");
+	if (memcg_mounted)
+		umount(CGROOT);
+}
+
+/*
+ * In the child, moved into the test cgroup: open and hand-shake, report,
+ * schedule MEMCG_TIMERS, report, close, report.  Each report waits for
+ * the parent's go on @down so that it reads memory.current in between.
+ */
+static int memcg_child(int up, int down)
+{
+	static struct htw_timer_entry e[MEMCG_TIMERS];
+	char pid[32], go;
+	int fd, i;
+
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	if (write_str(CGTEST "/cgroup.procs", pid))
+		return 10;
+	fd = htw_test_open(0);
+	if (fd < 0)
+		return 11;
+	for (i = 0; i < MEMCG_TIMERS; i++)
+		entry(&e[i], i, HOUR);
+	if (write(up, "o", 1) != 1 || read(down, &go, 1) != 1)
+		return 12;
+	if (schedule(fd, e, MEMCG_TIMERS) != MEMCG_TIMERS)
+		return 13;
+	if (write(up, "s", 1) != 1 || read(down, &go, 1) != 1)
+		return 14;
+	close(fd);
+	if (write(up, "c", 1) != 1 || read(down, &go, 1) != 1)
+		return 15;
+	return 0;
+}
+
+static long memcg_step(int up, int down)
+{
+	char c;
+
+	if (read(up, &c, 1) != 1)
+		return -1;
+	/* Freed timers go back through RCU: let that settle first. */
+	usleep(200 * 1000);
+	return read_long(CGTEST "/memory.current");
+}
+
+TEST(timer_memory_is_charged_to_the_memcg)
+{
+	long opened, scheduled, closed, per_timer;
+	const char *why = memcg_ready();
+	int up[2], down[2], status;
+	pid_t pid;
+
+	if (why) {
+		memcg_done();
+		SKIP(return, "%s", why);
+	}
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(memcg_child(up[1], down[0]));
+	opened = memcg_step(up[0], down[1]);
+	EXPECT_EQ(1, write(down[1], "g", 1));
+	scheduled = memcg_step(up[0], down[1]);
+	EXPECT_EQ(1, write(down[1], "g", 1));
+	closed = memcg_step(up[0], down[1]);
+	EXPECT_EQ(1, write(down[1], "g", 1));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	memcg_done();
+	ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("child status %#x", status);
+	ASSERT_LT(0, opened);
+	per_timer = (scheduled - opened) / MEMCG_TIMERS;
+	TH_LOG("memory.current: %ld after open, %ld with %d timers (%ld B each), %ld after close",
+	       opened, scheduled, MEMCG_TIMERS, per_timer, closed);
+	/* A timer is 64 bytes of slab plus its handle-table entry. */
+	EXPECT_LE(64, per_timer);
+	/* Closing gives back at least nine tenths of what the timers took. */
+	EXPECT_GT(opened + (scheduled - opened) / 10, closed);
 }
 
 TEST_HARNESS_MAIN
