@@ -12,42 +12,9 @@
 #include <linux/vmalloc.h>
 
 #include "htw_internal.h"
+#include "htwheel_kunit_slab.h"
 
 #define HTW_MILLION	1000000U
-
-/*
- * Live objects of the htw_timer kmem_cache, as SLUB counts them (the same
- * check as htwheel_lifetime's): RCU-deferred frees finished, KASAN's
- * quarantine emptied and the per-CPU slabs flushed by .../shrink first.
- */
-#define HTW_T_SLAB	"/sys/kernel/slab/htw_timer/"
-
-static long htw_t_slab_objects(struct kunit *test)
-{
-	char buf[64] = "";
-	struct file *f;
-	loff_t pos = 0;
-	ssize_t n;
-	long v;
-
-	if (!IS_ENABLED(CONFIG_SLUB_DEBUG) || !IS_ENABLED(CONFIG_SYSFS))
-		kunit_skip(test, "no SLUB object counts in sysfs");
-	rcu_barrier();
-	f = filp_open(HTW_T_SLAB "shrink", O_WRONLY, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "shrink: %ld", PTR_ERR(f));
-	n = kernel_write(f, "1", 1, &pos);
-	filp_close(f, NULL);
-	KUNIT_ASSERT_EQ_MSG(test, n, 1, HTW_T_SLAB "shrink: %zd", n);
-	f = filp_open(HTW_T_SLAB "objects", O_RDONLY, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "objects: %ld", PTR_ERR(f));
-	pos = 0;
-	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
-	filp_close(f, NULL);
-	KUNIT_ASSERT_GT_MSG(test, n, 0, HTW_T_SLAB "objects: %zd", n);
-	buf[n] = '\0';
-	KUNIT_ASSERT_EQ_MSG(test, sscanf(buf, "%ld", &v), 1, "objects: '%s'", buf);
-	return v;
-}
 
 static void htwheel_tt_million_schedule_cancel(struct kunit *test)
 {

@@ -885,21 +885,6 @@ TEST(wheel_bytes_limit_counts_every_wheel)
 	ASSERT_EQ(0, htw_test_set_param("max_user_wheel_bytes", old, NULL));
 }
 
-static int get_param(const char *name, unsigned long *v)
-{
-	char path[128];
-	FILE *f;
-	int ok;
-
-	snprintf(path, sizeof(path), "/sys/module/htwheel/parameters/%s", name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	ok = fscanf(f, "%lu", v) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
-}
-
 static long long memtotal_bytes(void)
 {
 	long long kb = -1;
@@ -922,9 +907,9 @@ TEST(default_limits_scale_with_memory)
 	unsigned long long want;
 
 	ASSERT_LT(0, ram);
-	ASSERT_EQ(0, get_param("max_user_instances", &instances));
-	ASSERT_EQ(0, get_param("max_user_timers", &timers));
-	ASSERT_EQ(0, get_param("max_user_wheel_bytes", &bytes));
+	ASSERT_EQ(0, htw_test_get_param("max_user_instances", &instances));
+	ASSERT_EQ(0, htw_test_get_param("max_user_timers", &timers));
+	ASSERT_EQ(0, htw_test_get_param("max_user_wheel_bytes", &bytes));
 	EXPECT_EQ(128, instances);
 	want = ram / 8 / 72;
 	EXPECT_EQ(want < 4194304 ? want : 4194304, timers);

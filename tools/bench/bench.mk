@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# `make bench` (issue 6): htwheel against timerfd, POSIX timers, hrtimers
+# `make bench`: htwheel against timerfd, POSIX timers, hrtimers
 # and the kernel timer wheel, measured side by side in one UML boot of the
 # lean um-bench kernel.  Included by the top-level Makefile.
 #

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# Debian's real kernels under qemu (issue 8).  Included by the top-level
+# Debian's real kernels under qemu.  Included by the top-level
 # Makefile; scripts live in tools/qemu/.
 #
 #   make check-qemu   build the module against Debian's 6.1 generic and
