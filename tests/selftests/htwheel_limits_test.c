@@ -47,16 +47,6 @@
 #define LIM_TIMERS	50000
 #define LIM_WHEEL_BYTES	(64UL << 20)
 
-/* A check inside a child: say what went wrong, and fail the child. */
-#define CHECK(cond, fmt, ...) do {					\
-	if (!(cond)) {							\
-		printf("# %s:%d: " fmt "\n", __func__, __LINE__,	\
-		       ##__VA_ARGS__);					\
-		fflush(stdout);						\
-		return 1;						\
-	}								\
-} while (0)
-
 static const char *const params[] = {
 	"max_user_instances", "max_user_timers", "max_user_wheel_bytes",
 };
@@ -229,17 +219,17 @@ static int instances_as_nobody(void *arg)
 	int fd[LIM_INSTANCES + 64], n, err, more;
 
 	err = open_until_refused(fd, LIM_INSTANCES + 64, &n);
-	CHECK(n == LIM_INSTANCES && err == EMFILE,
+	HTW_CHILD_CHECK(n == LIM_INSTANCES && err == EMFILE,
 	      "opened %d files, then errno %d (%s); want %d, then EMFILE",
 	      n, err, strerror(err), LIM_INSTANCES);
 	/* Root opens while this user is at its limit. */
-	CHECK(!tell(c->to_parent[1]) && !await(c->to_child[0]), "no word from root");
+	HTW_CHILD_CHECK(!tell(c->to_parent[1]) && !await(c->to_child[0]), "no word from root");
 	close(fd[--n]);
 	fd[n] = htw_test_open(0);
-	CHECK(fd[n] >= 0, "open after a close: errno %d", errno);
+	HTW_CHILD_CHECK(fd[n] >= 0, "open after a close: errno %d", errno);
 	n++;
 	more = htw_test_open(0);
-	CHECK(more < 0 && errno == EMFILE, "one too many: fd %d errno %d", more, errno);
+	HTW_CHILD_CHECK(more < 0 && errno == EMFILE, "one too many: fd %d errno %d", more, errno);
 	close_all(fd, n);
 	return 0;
 }
@@ -302,13 +292,13 @@ static int wheel_bytes_as_nobody(void *arg)
 			break;
 	}
 	printf("# %d wheels of 65,536 slots x 10 us fit in %lu MiB\n", n, LIM_WHEEL_BYTES >> 20);
-	CHECK(err == EDQUOT, "after %d wheels: errno %d (%s), want EDQUOT", n, err, strerror(err));
-	CHECK(n >= 1, "not even one wheel fitted");
+	HTW_CHILD_CHECK(err == EDQUOT, "after %d wheels: errno %d (%s), want EDQUOT", n, err, strerror(err));
+	HTW_CHILD_CHECK(n >= 1, "not even one wheel fitted");
 	/* Refused: no wheel was made, so the geometry is still open. */
-	CHECK(setup_largest(fd[n]) == 0, "SETUP after the refusal: errno %d", errno);
+	HTW_CHILD_CHECK(setup_largest(fd[n]) == 0, "SETUP after the refusal: errno %d", errno);
 	/* A wheel given back makes room for exactly that wheel again. */
 	close(fd[0]);
-	CHECK(schedule_n(fd[n], 1, HOUR) == 1, "after a close: errno %d", errno);
+	HTW_CHILD_CHECK(schedule_n(fd[n], 1, HOUR) == 1, "after a close: errno %d", errno);
 	close_all(fd + 1, n);
 	return 0;
 }
@@ -333,18 +323,18 @@ static int timers_as_nobody(void *arg)
 	long total;
 
 	err = open_until_refused(fd, 3, &n);
-	CHECK(n == 3, "open: errno %d", err);
+	HTW_CHILD_CHECK(n == 3, "open: errno %d", err);
 	err = schedule_until_refused(fd, 3, LIM_TIMERS + CHUNK, &total);
-	CHECK(err == EDQUOT && total == LIM_TIMERS,
+	HTW_CHILD_CHECK(err == EDQUOT && total == LIM_TIMERS,
 	      "%ld timers, then errno %d (%s); want %d, then EDQUOT",
 	      total, err, strerror(err), LIM_TIMERS);
 	for (i = 0; i < 3; i++)
-		CHECK(schedule_n(fd[i], 1, HOUR) < 0 && errno == EDQUOT,
+		HTW_CHILD_CHECK(schedule_n(fd[i], 1, HOUR) < 0 && errno == EDQUOT,
 		      "file %d: not refused with EDQUOT (errno %d)", i, errno);
 	/* Drained timers are given back: exactly that many fit again. */
-	CHECK(!ioctl(fd[0], HTW_IOC_DRAIN, &d), "drain: errno %d", errno);
+	HTW_CHILD_CHECK(!ioctl(fd[0], HTW_IOC_DRAIN, &d), "drain: errno %d", errno);
 	err = schedule_until_refused(fd + 1, 2, LIM_TIMERS, &total);
-	CHECK(err == EDQUOT && total == (long)d.drained,
+	HTW_CHILD_CHECK(err == EDQUOT && total == (long)d.drained,
 	      "after draining %llu: %ld more, then errno %d", d.drained, total, err);
 	close_all(fd, 3);
 	return 0;
@@ -394,16 +384,16 @@ static int chain_second_uid(struct chain_ctx *c, int *inherited, int ninh)
 	long total;
 
 	close_all(inherited, ninh);
-	CHECK(!setgid(1) && !setuid(1), "cannot become uid 1 inside: errno %d", errno);
+	HTW_CHILD_CHECK(!setgid(1) && !setuid(1), "cannot become uid 1 inside: errno %d", errno);
 	fd[0] = htw_test_open(0);
-	CHECK(fd[0] < 0 && errno == EMFILE,
+	HTW_CHILD_CHECK(fd[0] < 0 && errno == EMFILE,
 	      "uid 1 inside opened a file past its creator's limit (fd %d errno %d)",
 	      fd[0], errno);
-	CHECK(!tell(c->pair[1]) && !await(c->back[0]), "no word from uid 0 inside");
+	HTW_CHILD_CHECK(!tell(c->pair[1]) && !await(c->back[0]), "no word from uid 0 inside");
 	err = open_until_refused(fd, LIM_INSTANCES + 1, &n);
-	CHECK(n == 1 && err == EMFILE, "after one close: %d files, then errno %d", n, err);
+	HTW_CHILD_CHECK(n == 1 && err == EMFILE, "after one close: %d files, then errno %d", n, err);
 	err = schedule_until_refused(fd, 1, LIM_TIMERS, &total);
-	CHECK(err == EDQUOT && total == LIM_TIMERS - CREATOR_TIMERS,
+	HTW_CHILD_CHECK(err == EDQUOT && total == LIM_TIMERS - CREATOR_TIMERS,
 	      "uid 1 inside: %ld timers, then errno %d; want %d, then EDQUOT",
 	      total, err, LIM_TIMERS - CREATOR_TIMERS);
 	close_all(fd, n);
@@ -419,16 +409,16 @@ static int chain_ns_root(struct chain_ctx *c)
 	pid_t pid;
 
 	err = open_until_refused(fd, LIM_INSTANCES + 1, &n);
-	CHECK(n == LIM_INSTANCES - CREATOR_FILES && err == EMFILE,
+	HTW_CHILD_CHECK(n == LIM_INSTANCES - CREATOR_FILES && err == EMFILE,
 	      "uid 0 inside: %d files, then errno %d (%s); want %d, then EMFILE",
 	      n, err, strerror(err), LIM_INSTANCES - CREATOR_FILES);
 	err = schedule_until_refused(fd, 1, LIM_TIMERS, &total);
-	CHECK(err == EDQUOT && total == LIM_TIMERS - CREATOR_TIMERS,
+	HTW_CHILD_CHECK(err == EDQUOT && total == LIM_TIMERS - CREATOR_TIMERS,
 	      "uid 0 inside: %ld timers, then errno %d; want %d, then EDQUOT",
 	      total, err, LIM_TIMERS - CREATOR_TIMERS);
 	fflush(stdout);
 	pid = fork();
-	CHECK(pid >= 0, "fork");
+	HTW_CHILD_CHECK(pid >= 0, "fork");
 	if (pid == 0)
 		_exit(chain_second_uid(c, fd, n));
 	if (await(c->pair[0]) == 0) {
@@ -446,11 +436,11 @@ static int chain_namespace_child(struct chain_ctx *c)
 {
 	pid_t self = getpid();
 
-	CHECK(!unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER): errno %d", errno);
-	CHECK(write(c->up[1], &self, sizeof(self)) == sizeof(self) && !await(c->down[0]),
+	HTW_CHILD_CHECK(!unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER): errno %d", errno);
+	HTW_CHILD_CHECK(write(c->up[1], &self, sizeof(self)) == sizeof(self) && !await(c->down[0]),
 	      "root did not map the namespace");
 	/* Mapped: this process is uid 0 inside, with the namespace's caps. */
-	CHECK(getuid() == 0, "uid %d inside, want 0", getuid());
+	HTW_CHILD_CHECK(getuid() == 0, "uid %d inside, want 0", getuid());
 	return chain_ns_root(c);
 }
 
@@ -462,12 +452,12 @@ static int chain_creator(void *arg)
 	pid_t pid;
 
 	err = open_until_refused(fd, CREATOR_FILES, &n);
-	CHECK(n == CREATOR_FILES, "creator: open errno %d", err);
+	HTW_CHILD_CHECK(n == CREATOR_FILES, "creator: open errno %d", err);
 	err = schedule_until_refused(fd, 1, CREATOR_TIMERS, &total);
-	CHECK(!err && total == CREATOR_TIMERS, "creator: %ld timers, errno %d", total, err);
+	HTW_CHILD_CHECK(!err && total == CREATOR_TIMERS, "creator: %ld timers, errno %d", total, err);
 	fflush(stdout);
 	pid = fork();
-	CHECK(pid >= 0, "fork");
+	HTW_CHILD_CHECK(pid >= 0, "fork");
 	if (pid == 0)
 		_exit(chain_namespace_child(c));
 	close(c->up[1]);

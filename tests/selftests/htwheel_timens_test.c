@@ -39,16 +39,6 @@
 #define WAIT_MORE	(5 * SEC)	/* how long past a deadline to wait */
 #define POSITIVE_S	1000LL		/* monotonic; boottime gets twice it */
 
-/* A check inside the namespace child: say what went wrong and fail. */
-#define CHECK(cond, fmt, ...) do {					\
-	if (!(cond)) {							\
-		printf("# %s:%d: " fmt "\n", __func__, __LINE__,	\
-		       ##__VA_ARGS__);					\
-		fflush(stdout);						\
-		return 1;						\
-	}								\
-} while (0)
-
 FIXTURE(timens) {
 	int unused;
 };
@@ -134,8 +124,8 @@ static int check_absolute(const struct ns_plan *p, int fd)
 	struct htw_expiry rec;
 	int64_t ns1, rt1;
 
-	CHECK(schedule_one(fd, deadline, HTW_TIMER_ABSTIME) == 1, "schedule: errno %d", errno);
-	CHECK(!wait_record(fd, LEAD + WAIT_MORE, &rec),
+	HTW_CHILD_CHECK(schedule_one(fd, deadline, HTW_TIMER_ABSTIME) == 1, "schedule: errno %d", errno);
+	HTW_CHILD_CHECK(!wait_record(fd, LEAD + WAIT_MORE, &rec),
 	      "no record %.1f s after a deadline %.1f s ahead on the namespace's clock",
 	      WAIT_MORE / 1e9, LEAD / 1e9);
 	ns1 = now_s64(p->clockid);
@@ -144,14 +134,14 @@ static int check_absolute(const struct ns_plan *p, int fd)
 	       "deadline %.1f s ahead; record deadline %+lld ns, expired %+lld ns from it\n",
 	       (ns1 - ns0) / 1e9, (rt1 - rt0) / 1e9, LEAD / 1e9,
 	       (long long)(rec.deadline_ns - deadline), (long long)(rec.expired_ns - deadline));
-	CHECK(ns1 >= (int64_t)deadline, "fired %.3f s early on the namespace's clock",
+	HTW_CHILD_CHECK(ns1 >= (int64_t)deadline, "fired %.3f s early on the namespace's clock",
 	      ((int64_t)deadline - ns1) / 1e9);
-	CHECK(rt1 - rt0 >= (int64_t)LEAD, "fired %.3f s early on CLOCK_REALTIME",
+	HTW_CHILD_CHECK(rt1 - rt0 >= (int64_t)LEAD, "fired %.3f s early on CLOCK_REALTIME",
 	      (LEAD - (rt1 - rt0)) / 1e9);
-	CHECK(rec.deadline_ns == deadline, "record deadline %llu, asked for %llu",
+	HTW_CHILD_CHECK(rec.deadline_ns == deadline, "record deadline %llu, asked for %llu",
 	      (unsigned long long)rec.deadline_ns, (unsigned long long)deadline);
 	/* The tick that expired it was at or after the deadline, before now. */
-	CHECK(rec.expired_ns >= deadline && (int64_t)rec.expired_ns <= ns1,
+	HTW_CHILD_CHECK(rec.expired_ns >= deadline && (int64_t)rec.expired_ns <= ns1,
 	      "expired_ns %.3f s from the deadline, namespace now %.3f s from it",
 	      ((int64_t)rec.expired_ns - (int64_t)deadline) / 1e9,
 	      (ns1 - (int64_t)deadline) / 1e9);
@@ -165,9 +155,9 @@ static int check_relative(const struct ns_plan *p, int fd)
 	struct htw_expiry rec;
 	int64_t ns_after, ns1, rt1;
 
-	CHECK(schedule_one(fd, DELAY, 0) == 1, "schedule: errno %d", errno);
+	HTW_CHILD_CHECK(schedule_one(fd, DELAY, 0) == 1, "schedule: errno %d", errno);
 	ns_after = now_s64(p->clockid);
-	CHECK(!wait_record(fd, DELAY + WAIT_MORE, &rec), "no record for a %.1f s delay",
+	HTW_CHILD_CHECK(!wait_record(fd, DELAY + WAIT_MORE, &rec), "no record for a %.1f s delay",
 	      DELAY / 1e9);
 	ns1 = now_s64(p->clockid);
 	rt1 = now_s64(CLOCK_REALTIME);
@@ -175,14 +165,14 @@ static int check_relative(const struct ns_plan *p, int fd)
 	       "delay %.1f s; record deadline %+.3f s from the namespace's schedule time\n",
 	       (ns1 - ns0) / 1e9, (rt1 - rt0) / 1e9, DELAY / 1e9,
 	       ((int64_t)rec.deadline_ns - ns0) / 1e9);
-	CHECK(ns1 - ns0 >= (int64_t)DELAY && rt1 - rt0 >= (int64_t)DELAY,
+	HTW_CHILD_CHECK(ns1 - ns0 >= (int64_t)DELAY && rt1 - rt0 >= (int64_t)DELAY,
 	      "a %.1f s delay fired after %.3f s", DELAY / 1e9, (rt1 - rt0) / 1e9);
 	/* Now + delay, now being read during the ioctl. */
-	CHECK((int64_t)rec.deadline_ns >= ns0 + (int64_t)DELAY &&
+	HTW_CHILD_CHECK((int64_t)rec.deadline_ns >= ns0 + (int64_t)DELAY &&
 	      (int64_t)rec.deadline_ns <= ns_after + (int64_t)DELAY,
 	      "record deadline %.3f s from the namespace's now + delay",
 	      ((int64_t)rec.deadline_ns - ns0 - (int64_t)DELAY) / 1e9);
-	CHECK(rec.expired_ns >= rec.deadline_ns && (int64_t)rec.expired_ns <= ns1,
+	HTW_CHILD_CHECK(rec.expired_ns >= rec.deadline_ns && (int64_t)rec.expired_ns <= ns1,
 	      "expired_ns %.3f s from the namespace's now at read",
 	      ((int64_t)rec.expired_ns - ns1) / 1e9);
 	return 0;
@@ -198,10 +188,10 @@ static int ns_child(const struct ns_plan *p)
 	 * The namespace really is offset: two back-to-back readings are
 	 * microseconds apart, so 10 ms only guards against no offset at all.
 	 */
-	CHECK(llabs(moved - plan_offset(p)) < (int64_t)(10 * MS),
+	HTW_CHILD_CHECK(llabs(moved - plan_offset(p)) < (int64_t)(10 * MS),
 	      "clock moved by %.3f s, offset %.3f s", moved / 1e9, plan_offset(p) / 1e9);
 	fd = ns_open(p->clockid);
-	CHECK(fd >= 0, "open/setup: errno %d", errno);
+	HTW_CHILD_CHECK(fd >= 0, "open/setup: errno %d", errno);
 	/* Both, so that a failure of one still reports the other. */
 	ret = check_absolute(p, fd);
 	ret |= check_relative(p, fd);
@@ -229,16 +219,16 @@ static int ns_helper(struct ns_plan *p)
 	int status;
 	pid_t pid;
 
-	CHECK(!unshare(CLONE_NEWTIME), "unshare(CLONE_NEWTIME): errno %d", errno);
-	CHECK(!write_offsets(p), "writing /proc/self/timens_offsets: errno %d", errno);
+	HTW_CHILD_CHECK(!unshare(CLONE_NEWTIME), "unshare(CLONE_NEWTIME): errno %d", errno);
+	HTW_CHILD_CHECK(!write_offsets(p), "writing /proc/self/timens_offsets: errno %d", errno);
 	/* This process is still on the host's clocks. */
 	p->host_minus_rt = now_s64(p->clockid) - now_s64(CLOCK_REALTIME);
 	fflush(stdout);
 	pid = fork();
-	CHECK(pid >= 0, "fork: errno %d", errno);
+	HTW_CHILD_CHECK(pid >= 0, "fork: errno %d", errno);
 	if (pid == 0)
 		_exit(ns_child(p));
-	CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	HTW_CHILD_CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 

@@ -174,4 +174,17 @@ static inline int htw_test_kmsg_find(int fd, char *line, size_t size)
 	}
 }
 
+/*
+ * A check inside a forked child, where the harness's ASSERTs do not reach
+ * the parent: say what went wrong and return 1, the child's exit status.
+ */
+#define HTW_CHILD_CHECK(cond, fmt, ...) do {				\
+	if (!(cond)) {							\
+		printf("# %s:%d: " fmt "\n", __func__, __LINE__,	\
+		       ##__VA_ARGS__);					\
+		fflush(stdout);						\
+		return 1;						\
+	}								\
+} while (0)
+
 #endif /* _HTWHEEL_TEST_UTIL_H */
