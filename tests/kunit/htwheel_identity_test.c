@@ -12,47 +12,16 @@
  *   it stopped, with schedule, cancel, drain and read in between.
  */
 #include <kunit/test.h>
-#include <linux/sort.h>
 
-#include "htw_internal.h"
+#include "htw_kunit.h"
 
-#define MS	NSEC_PER_MSEC
-
-KUNIT_DEFINE_ACTION_WRAPPER(htw_i_destroy_action, htw_wheel_destroy,
-			    struct htw_wheel *);
-
-static struct htw_wheel *htw_i_manual(struct kunit *test, u64 max_pending)
-{
-	struct htw_geometry geo = {
-		.tick_ns = MS,
-		.slots = 64,
-		.clockid = CLOCK_MONOTONIC,
-		.max_pending = max_pending,
-	};
-	struct htw_wheel *w;
-
-	w = htw_wheel_create_manual(&geo, NULL, NULL, 0);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(w));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_i_destroy_action, w), 0);
-	return w;
-}
-
-static int htw_i_sched(struct htw_wheel *w, u64 cookie, u64 deadline,
-		       u64 *handle)
+/* Schedule a one-shot timer that may be refused: the error, or 0. */
+static int htw_t_try_sched(struct htw_wheel *w, u64 cookie, u64 deadline,
+			   u64 *handle)
 {
 	struct htw_timer_spec spec = { .cookie = cookie, .deadline_ns = deadline };
 
 	return htw_wheel_schedule(w, &spec, handle);
-}
-
-static u64 htw_i_must_sched(struct kunit *test, struct htw_wheel *w,
-			    u64 cookie, u64 deadline)
-{
-	u64 handle = 0;
-
-	KUNIT_ASSERT_EQ(test, htw_i_sched(w, cookie, deadline, &handle), 0);
-	KUNIT_ASSERT_NE(test, handle, 0);
-	return handle;
 }
 
 /* ---- htwheel_identity ---- */
@@ -94,7 +63,7 @@ static void htw_race_end(struct kunit *test)
 	WRITE_ONCE(htw_race.victim->handle, htw_race.original);
 }
 
-static void htw_i_expect_pending(struct kunit *test, struct htw_wheel *w,
+static void htw_t_expect_pending(struct kunit *test, struct htw_wheel *w,
 				 u64 handle, const struct htw_placement *was)
 {
 	struct htw_placement p;
@@ -113,9 +82,10 @@ static void htw_i_expect_pending(struct kunit *test, struct htw_wheel *w,
  */
 static void htwheel_identity_reused_by_another_wheel(struct kunit *test)
 {
-	struct htw_wheel *a = htw_i_manual(test, 64), *b = htw_i_manual(test, 64);
-	u64 ha = htw_i_must_sched(test, a, 1, 5 * MS);
-	u64 hb = htw_i_must_sched(test, b, 2, 5 * MS);
+	struct htw_wheel *a = htw_t_manual(test, MS, 64, 64, 0);
+	struct htw_wheel *b = htw_t_manual(test, MS, 64, 64, 0);
+	u64 ha = htw_t_sched(test, a, 1, 5 * MS, 0, 0);
+	u64 hb = htw_t_sched(test, b, 2, 5 * MS, 0, 0);
 	struct htw_placement pa, pb;
 
 	KUNIT_ASSERT_EQ(test, htw_wheel_inspect(a, ha, &pa), 0);
@@ -130,8 +100,8 @@ static void htwheel_identity_reused_by_another_wheel(struct kunit *test)
 	htw_race_end(test);
 
 	/* Nothing was unlinked: both timers are where they were. */
-	htw_i_expect_pending(test, a, ha, &pa);
-	htw_i_expect_pending(test, b, hb, &pb);
+	htw_t_expect_pending(test, a, ha, &pa);
+	htw_t_expect_pending(test, b, hb, &pb);
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(a, ha), HTW_WHEEL_CANCEL_OK);
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(b, hb), HTW_WHEEL_CANCEL_OK);
 }
@@ -142,16 +112,16 @@ static void htwheel_identity_reused_by_another_wheel(struct kunit *test)
  */
 static void htwheel_identity_reincarnated_between_reads(struct kunit *test)
 {
-	struct htw_wheel *w = htw_i_manual(test, 64);
-	u64 h1 = htw_i_must_sched(test, w, 1, 5 * MS);
-	u64 h2 = htw_i_must_sched(test, w, 2, 5 * MS);
+	struct htw_wheel *w = htw_t_manual(test, MS, 64, 64, 0);
+	u64 h1 = htw_t_sched(test, w, 1, 5 * MS, 0, 0);
+	u64 h2 = htw_t_sched(test, w, 2, 5 * MS, 0, 0);
 	struct htw_placement p;
 
 	KUNIT_ASSERT_EQ(test, htw_wheel_inspect(w, h1, &p), 0);
 	htw_race_run(test, 1, h2 ^ h1 ^ 1);	/* some other handle */
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h1), HTW_WHEEL_CANCEL_UNKNOWN);
 	htw_race_end(test);
-	htw_i_expect_pending(test, w, h1, &p);
+	htw_t_expect_pending(test, w, h1, &p);
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h1), HTW_WHEEL_CANCEL_OK);
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h2), HTW_WHEEL_CANCEL_OK);
 }
@@ -159,9 +129,10 @@ static void htwheel_identity_reincarnated_between_reads(struct kunit *test)
 /* Another wheel's handles and random values name nothing here. */
 static void htwheel_identity_foreign_handles(struct kunit *test)
 {
-	struct htw_wheel *a = htw_i_manual(test, 64), *b = htw_i_manual(test, 64);
-	u64 ha = htw_i_must_sched(test, a, 1, 5 * MS);
-	u64 hb = htw_i_must_sched(test, b, 1, 5 * MS);
+	struct htw_wheel *a = htw_t_manual(test, MS, 64, 64, 0);
+	struct htw_wheel *b = htw_t_manual(test, MS, 64, 64, 0);
+	u64 ha = htw_t_sched(test, a, 1, 5 * MS, 0, 0);
+	u64 hb = htw_t_sched(test, b, 1, 5 * MS, 0, 0);
 	u32 i;
 
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(a, hb), HTW_WHEEL_CANCEL_UNKNOWN);
@@ -188,23 +159,6 @@ static struct kunit_suite htwheel_identity_suite = {
 
 /* ---- htwheel_handles ---- */
 
-static int htw_i_cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void htw_i_expect_distinct(struct kunit *test, u64 *h, u32 n)
-{
-	u32 i, dups = 0;
-
-	sort(h, n, sizeof(*h), htw_i_cmp_u64, NULL);
-	for (i = 1; i < n; i++)
-		dups += h[i] == h[i - 1];
-	KUNIT_EXPECT_EQ(test, dups, 0);
-}
-
 /*
  * One timer at a time, scheduled and cancelled: FIFO reuse walks through
  * every id of the table before any comes back, so a whole chunk of ids
@@ -213,13 +167,13 @@ static void htw_i_expect_distinct(struct kunit *test, u64 *h, u32 n)
 static void htwheel_handles_fifo_reuse(struct kunit *test)
 {
 	const u32 n = 3 * HTW_IDS_PER_CHUNK;
-	struct htw_wheel *w = htw_i_manual(test, 1);
+	struct htw_wheel *w = htw_t_manual(test, MS, 64, 1, 0);
 	u64 *h = kunit_kcalloc(test, n, sizeof(*h), GFP_KERNEL);
 	u32 i, first_gen = 0;
 
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	for (i = 0; i < n; i++) {
-		h[i] = htw_i_must_sched(test, w, i, 5 * MS);
+		h[i] = htw_t_sched(test, w, i, 5 * MS, 0, 0);
 		KUNIT_ASSERT_EQ(test, htw_wheel_cancel(w, h[i]), HTW_WHEEL_CANCEL_OK);
 		first_gen += ((h[i] ^ h[0]) >> HTW_ID_BITS) == 0;
 	}
@@ -227,7 +181,7 @@ static void htwheel_handles_fifo_reuse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, first_gen, HTW_IDS_PER_CHUNK);
 	for (i = 0; i < n; i++)
 		KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h[i]), HTW_WHEEL_CANCEL_UNKNOWN);
-	htw_i_expect_distinct(test, h, n);
+	KUNIT_EXPECT_EQ(test, htw_t_distinct(h, n), n);
 }
 
 /*
@@ -238,27 +192,27 @@ static void htwheel_handles_fifo_reuse(struct kunit *test)
 static void htwheel_handles_generation_end(struct kunit *test)
 {
 	const u32 n = 2 * HTW_IDS_PER_CHUNK;
-	struct htw_wheel *w = htw_i_manual(test, 1);
+	struct htw_wheel *w = htw_t_manual(test, MS, 64, 1, 0);
 	u64 *h = kunit_kcalloc(test, n, sizeof(*h), GFP_KERNEL);
 	u64 handle, prime;
 	u32 i, stale = 0;
 
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	/* The table's first chunk exists once one timer was scheduled. */
-	prime = htw_i_must_sched(test, w, 0, 5 * MS);
+	prime = htw_t_sched(test, w, 0, 5 * MS, 0, 0);
 	KUNIT_ASSERT_EQ(test, htw_wheel_cancel(w, prime), HTW_WHEEL_CANCEL_OK);
 	htw_ids_age(w, HTW_GEN_MAX - 1);
 	for (i = 0; i < n; i++) {
-		h[i] = htw_i_must_sched(test, w, i, 5 * MS);
+		h[i] = htw_t_sched(test, w, i, 5 * MS, 0, 0);
 		KUNIT_ASSERT_EQ(test, htw_wheel_cancel(w, h[i]), HTW_WHEEL_CANCEL_OK);
 		KUNIT_ASSERT_EQ(test, htw_wheel_cancel(w, h[i]), HTW_WHEEL_CANCEL_UNKNOWN);
 	}
-	KUNIT_EXPECT_EQ(test, htw_i_sched(w, 0, 5 * MS, &handle), -ENOSPC);
+	KUNIT_EXPECT_EQ(test, htw_t_try_sched(w, 0, 5 * MS, &handle), -ENOSPC);
 	for (i = 0; i < n; i++)
 		stale += htw_wheel_cancel(w, h[i]) != HTW_WHEEL_CANCEL_UNKNOWN;
 	KUNIT_EXPECT_EQ(test, stale, 0);
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, prime), HTW_WHEEL_CANCEL_UNKNOWN);
-	htw_i_expect_distinct(test, h, n);
+	KUNIT_EXPECT_EQ(test, htw_t_distinct(h, n), n);
 }
 
 static struct kunit_case htwheel_handles_cases[] = {
@@ -274,17 +228,14 @@ static struct kunit_suite htwheel_handles_suite = {
 
 /* ---- htwheel_batches ---- */
 
-static size_t htw_i_take_all(struct kunit *test, struct htw_wheel *w)
+/* Read every queued record, each checked against the never-early rule. */
+static size_t htw_t_take_all(struct kunit *test, struct htw_wheel *w)
 {
 	struct htw_wheel_expiry rec[16];
-	size_t n, total = 0, i;
+	size_t n, total = 0;
 
-	while ((n = htw_wheel_peek_ready(w, rec, ARRAY_SIZE(rec)))) {
-		for (i = 0; i < n; i++)
-			KUNIT_EXPECT_GE(test, rec[i].fired_ns, rec[i].deadline_ns);
-		htw_wheel_consume_ready(w, rec, n);
+	while ((n = htw_t_take(test, w, rec, ARRAY_SIZE(rec))))
 		total += n;
-	}
 	return total;
 }
 
@@ -296,7 +247,7 @@ static size_t htw_i_take_all(struct kunit *test, struct htw_wheel *w)
 static void htwheel_batches_resume_mid_tick(struct kunit *test)
 {
 	const u32 n = 3 * HTW_BATCH + 5;
-	struct htw_wheel *w = htw_i_manual(test, 2 * n);
+	struct htw_wheel *w = htw_t_manual(test, MS, 64, 2 * n, 0);
 	u64 *h = kunit_kcalloc(test, n, sizeof(*h), GFP_KERNEL);
 	struct htw_wheel_stats st;
 	u32 i, cancelled = 0, batches = 1;
@@ -304,7 +255,7 @@ static void htwheel_batches_resume_mid_tick(struct kunit *test)
 
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	for (i = 0; i < n; i++)
-		h[i] = htw_i_must_sched(test, w, i, (i % 3 ? 64 : 10) * MS);
+		h[i] = htw_t_sched(test, w, i, (i % 3 ? 64 : 10) * MS, 0, 0);
 	htw_wheel_set_now(w, 64 * MS);
 	KUNIT_ASSERT_FALSE(test, htw_wheel_run_batch(w));
 	/* At most one batch fired; cancel some of what is left. */
@@ -314,8 +265,8 @@ static void htwheel_batches_resume_mid_tick(struct kunit *test)
 		cancelled += htw_wheel_cancel(w, h[i]) == HTW_WHEEL_CANCEL_OK;
 	KUNIT_EXPECT_GT(test, cancelled, 0);
 	/* Due now, scheduled while the tick is open: fires, at most a tick late. */
-	late = htw_i_must_sched(test, w, n, 64 * MS);
-	htw_i_take_all(test, w);
+	late = htw_t_sched(test, w, n, 64 * MS, 0, 0);
+	htw_t_take_all(test, w);
 	while (!htw_wheel_run_batch(w))
 		batches++;
 	KUNIT_EXPECT_GE(test, batches, 2);
@@ -324,7 +275,7 @@ static void htwheel_batches_resume_mid_tick(struct kunit *test)
 	htw_wheel_get_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, st.fired + cancelled, n + 1);
-	htw_i_take_all(test, w);
+	htw_t_take_all(test, w);
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, late), HTW_WHEEL_CANCEL_UNKNOWN);
 	htw_wheel_get_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.ready, 0);
@@ -335,18 +286,18 @@ static void htwheel_batches_resume_mid_tick(struct kunit *test)
 static void htwheel_batches_drain_stopped_run(struct kunit *test)
 {
 	const u32 n = 2 * HTW_BATCH + 100;
-	struct htw_wheel *w = htw_i_manual(test, n);
+	struct htw_wheel *w = htw_t_manual(test, MS, 64, n, 0);
 	struct htw_wheel_stats st;
 	size_t drained, read;
 	u32 i;
 
 	for (i = 0; i < n; i++)
-		htw_i_must_sched(test, w, i, 10 * MS);
+		htw_t_sched(test, w, i, 10 * MS, 0, 0);
 	htw_wheel_set_now(w, 10 * MS);
 	KUNIT_ASSERT_FALSE(test, htw_wheel_run_batch(w));
 	drained = htw_wheel_drain(w, NULL, 0);
 	htw_wheel_run_tick(w);
-	read = htw_i_take_all(test, w);
+	read = htw_t_take_all(test, w);
 	KUNIT_EXPECT_EQ(test, read, HTW_BATCH);
 	KUNIT_EXPECT_EQ(test, drained + read, n);
 	htw_wheel_get_stats(w, &st);

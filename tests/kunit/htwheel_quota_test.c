@@ -13,8 +13,8 @@
 #include <linux/refcount.h>
 #include <linux/user_namespace.h>
 
+#include "htw_kunit.h"
 #include "htw_limits.h"
-#include "htw_wheel.h"
 
 /* Uids no task of the test boot uses. */
 #define HTW_T_UID(n)	KUIDT_INIT(0x7ff00000 + (n))
@@ -194,14 +194,6 @@ static void htwheel_quota_chain_freed(struct kunit *test)
 	/* Every namespace reference the table took was given back. */
 	KUNIT_EXPECT_EQ(test, refcount_read(&ns1->ns.count), 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&ns2->ns.count), 1);
-}
-
-static struct htw_geometry htw_t_geo(u64 tick_ns, u32 slots, u64 max_pending)
-{
-	return (struct htw_geometry) {
-		.tick_ns = tick_ns, .slots = slots,
-		.clockid = CLOCK_MONOTONIC, .max_pending = max_pending,
-	};
 }
 
 /* What is charged for a wheel grows with its geometry; refused: 0. */

@@ -7,12 +7,10 @@
  * the real-time run may spend.  The wheel's own work is O(1) per timer.
  */
 #include <kunit/test.h>
-#include <linux/fs.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
-#include "htw_internal.h"
-#include "htwheel_kunit_slab.h"
+#include "htw_kunit.h"
 
 #define HTW_MILLION	1000000U
 

@@ -11,7 +11,7 @@
 #include <linux/wait.h>
 #include <linux/slab.h>
 
-#include "htw_internal.h"
+#include "htw_kunit.h"
 
 #define HTW_TT_TIMERS	5
 
@@ -27,7 +27,7 @@ static struct {
 	int err;
 	u64 idle_wakeups;	/* over one idle hour */
 	u64 deadline[HTW_TT_TIMERS];
-	u64 fired[HTW_TT_TIMERS];
+	struct htw_wheel_expiry rec[HTW_TT_TIMERS];	/* by cookie */
 	u32 got;
 	struct htw_wheel_stats st;
 	struct htw_geometry geo;
@@ -55,7 +55,7 @@ static void htw_tt_collect(struct htw_wheel *w)
 
 	n = htw_wheel_peek_ready(w, rec, HTW_TT_TIMERS);
 	for (i = 0; i < n && rec[i].cookie < HTW_TT_TIMERS; i++) {
-		htw_tt.fired[rec[i].cookie] = rec[i].fired_ns;
+		htw_tt.rec[rec[i].cookie] = rec[i];
 		htw_tt.got++;
 	}
 	htw_wheel_consume_ready(w, rec, n);
@@ -120,35 +120,20 @@ static void htwheel_tt_hours_never_early(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, htw_tt.err, 0);
 	KUNIT_ASSERT_EQ(test, htw_tt.got, HTW_TT_TIMERS);
 	for (i = 0; i < HTW_TT_TIMERS; i++) {
-		KUNIT_EXPECT_GE(test, htw_tt.fired[i], htw_tt.deadline[i]);
-		KUNIT_EXPECT_LT(test, htw_tt.fired[i] - htw_tt.deadline[i],
+		KUNIT_EXPECT_GE(test, htw_tt.rec[i].fired_ns, htw_tt.deadline[i]);
+		KUNIT_EXPECT_LT(test, htw_tt.rec[i].fired_ns - htw_tt.deadline[i],
 				htw_tt.geo.tick_ns + 100 * NSEC_PER_MSEC);
 	}
 	KUNIT_EXPECT_EQ(test, htw_tt.st.fired, HTW_TT_TIMERS);
 	KUNIT_EXPECT_EQ(test, htw_tt.st.pending, 0);
 }
 
-/*
- * The wheel's lateness statistics are those of the five records: the
- * largest fired - deadline, and each expiry counted once in its bucket
- * ([0] below 2 ns, [i] for [2^i, 2^(i+1)) ns, the last open-ended).
- */
+/* The wheel's lateness statistics are those of the five records. */
 static void htwheel_tt_lateness_stats_match_records(struct kunit *test)
 {
-	u64 hist[ARRAY_SIZE(htw_tt.st.late_hist)] = {}, worst = 0, late;
-	unsigned int i;
-
 	KUNIT_ASSERT_EQ(test, htw_tt.err, 0);
 	KUNIT_ASSERT_EQ(test, htw_tt.got, HTW_TT_TIMERS);
-	for (i = 0; i < HTW_TT_TIMERS; i++) {
-		late = htw_tt.fired[i] - htw_tt.deadline[i];
-		worst = max(worst, late);
-		hist[late < 2 ? 0 : min_t(u32, fls64(late) - 1, ARRAY_SIZE(hist) - 1)]++;
-	}
-	KUNIT_EXPECT_EQ(test, htw_tt.st.max_late_ns, worst);
-	for (i = 0; i < ARRAY_SIZE(hist); i++)
-		KUNIT_EXPECT_EQ_MSG(test, htw_tt.st.late_hist[i], hist[i],
-				    "late_hist[%u]", i);
+	htw_t_expect_lateness(test, &htw_tt.st, htw_tt.rec, HTW_TT_TIMERS);
 }
 
 /*

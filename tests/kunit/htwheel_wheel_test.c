@@ -10,91 +10,14 @@
 #include <kunit/test.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
-#include <linux/fs.h>
 #include <linux/kthread.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/overflow.h>
 #include <linux/prandom.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
-#include <linux/vmalloc.h>
 
-#include "htw_internal.h"
-#include "htwheel_kunit_slab.h"
-
-#define MS	NSEC_PER_MSEC
-#define US	NSEC_PER_USEC
-
-KUNIT_DEFINE_ACTION_WRAPPER(htw_t_destroy_action, htw_wheel_destroy,
-			    struct htw_wheel *);
-
-static struct htw_geometry htw_t_geo(u64 tick_ns, u32 slots, u64 max_pending)
-{
-	return (struct htw_geometry) {
-		.tick_ns = tick_ns,
-		.slots = slots,
-		.clockid = CLOCK_MONOTONIC,
-		.max_pending = max_pending,
-	};
-}
-
-/* A manual-clock wheel destroyed when the test ends. */
-static struct htw_wheel *htw_t_manual(struct kunit *test, u64 tick_ns,
-				      u32 slots, u64 max_pending, u64 start_ns)
-{
-	struct htw_geometry geo = htw_t_geo(tick_ns, slots, max_pending);
-	struct htw_wheel *w;
-
-	w = htw_wheel_create_manual(&geo, NULL, NULL, start_ns);
-	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(w));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action, w), 0);
-	return w;
-}
-
-/* Move the manual clock to @now_ns and run the tick there. */
-static void htw_t_at(struct htw_wheel *w, u64 now_ns)
-{
-	htw_wheel_set_now(w, now_ns);
-	htw_wheel_run_tick(w);
-}
-
-static u64 htw_t_sched(struct kunit *test, struct htw_wheel *w, u64 cookie,
-		       u64 deadline, u64 period, u64 slack)
-{
-	struct htw_timer_spec spec = {
-		.cookie = cookie,
-		.deadline_ns = deadline,
-		.period_ns = period,
-		.slack_ns = slack,
-	};
-	u64 handle = 0;
-
-	KUNIT_ASSERT_EQ(test, htw_wheel_schedule(w, &spec, &handle), 0);
-	KUNIT_ASSERT_NE(test, handle, 0);
-	return handle;
-}
-
-/*
- * Take up to @max records off the ready queue; every one is checked
- * against the never-early rule.
- */
-static size_t htw_t_take(struct kunit *test, struct htw_wheel *w,
-			 struct htw_wheel_expiry *out, size_t max)
-{
-	size_t n = htw_wheel_peek_ready(w, out, max), i;
-
-	for (i = 0; i < n; i++)
-		KUNIT_EXPECT_GE_MSG(test, out[i].fired_ns, out[i].deadline_ns,
-				    "cookie %llu fired early", out[i].cookie);
-	htw_wheel_consume_ready(w, out, n);
-	return n;
-}
-
-static void htw_t_stats(struct htw_wheel *w, struct htw_wheel_stats *st)
-{
-	htw_wheel_get_stats(w, st);
-}
+#include "htw_kunit.h"
 
 static u64 htw_t_ceil_div(u64 n, u64 d)
 {
@@ -743,23 +666,6 @@ static struct kunit_suite htwheel_limits_suite = {
 
 /* ---- htwheel_slack ---- */
 
-static int htw_t_cmp_u64(const void *a, const void *b)
-{
-	u64 x = *(const u64 *)a, y = *(const u64 *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static u32 htw_t_distinct(u64 *v, u32 n)
-{
-	u32 i, d = n ? 1 : 0;
-
-	sort(v, n, sizeof(*v), htw_t_cmp_u64, NULL);
-	for (i = 1; i < n; i++)
-		d += v[i] != v[i - 1];
-	return d;
-}
-
 /*
  * 128 timers one tick apart: without slack they fire at 128 ticks; with 15
  * ticks of slack at multiples of 16, within their slack, never early.
@@ -1050,30 +956,6 @@ static struct kunit_suite htwheel_lifetime_suite = {
 	.name = "htwheel_lifetime",
 	.test_cases = htwheel_lifetime_cases,
 };
-
-/*
- * The lateness statistics are those of @recs, the records of every expiry
- * of the wheel (one-shot timers): an expiry at clock time fired_ns is
- * fired_ns - deadline_ns late, in bucket 0 below 2 ns, in bucket i for
- * [2^i, 2^(i+1)) ns and in the last one from 2^31 ns on.
- */
-static void htw_t_expect_lateness(struct kunit *test,
-				  const struct htw_wheel_stats *st,
-				  const struct htw_wheel_expiry *recs, size_t n)
-{
-	u64 hist[ARRAY_SIZE(st->late_hist)] = {}, worst = 0, late;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		late = recs[i].fired_ns - recs[i].deadline_ns;
-		worst = max(worst, late);
-		hist[late < 2 ? 0 : min_t(u32, fls64(late) - 1, ARRAY_SIZE(hist) - 1)]++;
-	}
-	KUNIT_EXPECT_EQ(test, st->max_late_ns, worst);
-	for (i = 0; i < ARRAY_SIZE(hist); i++)
-		KUNIT_EXPECT_EQ_MSG(test, st->late_hist[i], hist[i],
-				    "late_hist[%zu] ([2^%zu, 2^%zu) ns)", i, i, i + 1);
-}
 
 /* ---- htwheel_realtime: the hrtimer on CLOCK_MONOTONIC ---- */
 
