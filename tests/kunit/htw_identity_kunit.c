@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suites for timer identity and bounded work in the htwheel core:
+ * KUnit suites for timer identity: a handle names one timer, and nothing
+ * else ever answers to it, because cancel takes whatever object the
+ * handle's id leads to and a wrong one would free a stranger's timer.
  *
  * - htwheel_identity: cancel must never take an object that was freed and
  *   reused (SLAB_TYPESAFE_BY_RCU, by this wheel or another) for the timer
@@ -8,8 +10,6 @@
  *   between its reads, so each interleaving runs deterministically.
  * - htwheel_handles: ids are reused first-in first-out, and an id whose
  *   generations are used up is retired, so no handle value comes back.
- * - htwheel_batches: a run stops after HTW_BATCH timers and resumes where
- *   it stopped, with schedule, cancel, drain and read in between.
  */
 #include <kunit/test.h>
 
@@ -226,96 +226,4 @@ static struct kunit_suite htwheel_handles_suite = {
 	.test_cases = htwheel_handles_cases,
 };
 
-/* ---- htwheel_batches ---- */
-
-/* Read every queued record, each checked against the never-early rule. */
-static size_t htw_t_take_all(struct kunit *test, struct htw_wheel *w)
-{
-	struct htw_wheel_expiry rec[16];
-	size_t n, total = 0;
-
-	while ((n = htw_t_take(test, w, rec, ARRAY_SIZE(rec))))
-		total += n;
-	return total;
-}
-
-/*
- * 3 batches and a bit due at one tick, plus some on a coarser level that
- * cascade at the same tick: the first batch stops with the tick half done;
- * cancels, a new timer and reads happen in between, and the run resumes.
- */
-static void htwheel_batches_resume_mid_tick(struct kunit *test)
-{
-	const u32 n = 3 * HTW_BATCH + 5;
-	struct htw_wheel *w = htw_t_manual(test, MS, 64, 2 * n, 0);
-	u64 *h = kunit_kcalloc(test, n, sizeof(*h), GFP_KERNEL);
-	struct htw_wheel_stats st;
-	u32 i, cancelled = 0, batches = 1;
-	u64 late;
-
-	KUNIT_ASSERT_NOT_NULL(test, h);
-	for (i = 0; i < n; i++)
-		h[i] = htw_t_sched(test, w, i, (i % 3 ? 64 : 10) * MS, 0, 0);
-	htw_wheel_set_now(w, 64 * MS);
-	KUNIT_ASSERT_FALSE(test, htw_wheel_run_batch(w));
-	/* At most one batch fired; cancel some of what is left. */
-	htw_wheel_get_stats(w, &st);
-	KUNIT_EXPECT_LE(test, st.fired, HTW_BATCH);
-	for (i = 0; i < n; i += 7)
-		cancelled += htw_wheel_cancel(w, h[i]) == HTW_WHEEL_CANCEL_OK;
-	KUNIT_EXPECT_GT(test, cancelled, 0);
-	/* Due now, scheduled while the tick is open: fires, at most a tick late. */
-	late = htw_t_sched(test, w, n, 64 * MS, 0, 0);
-	htw_t_take_all(test, w);
-	while (!htw_wheel_run_batch(w))
-		batches++;
-	KUNIT_EXPECT_GE(test, batches, 2);
-	htw_wheel_set_now(w, 65 * MS);
-	htw_wheel_run_tick(w);
-	htw_wheel_get_stats(w, &st);
-	KUNIT_EXPECT_EQ(test, st.pending, 0);
-	KUNIT_EXPECT_EQ(test, st.fired + cancelled, n + 1);
-	htw_t_take_all(test, w);
-	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, late), HTW_WHEEL_CANCEL_UNKNOWN);
-	htw_wheel_get_stats(w, &st);
-	KUNIT_EXPECT_EQ(test, st.ready, 0);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), U64_MAX);
-}
-
-/* A drain while a run is stopped between batches takes all the rest. */
-static void htwheel_batches_drain_stopped_run(struct kunit *test)
-{
-	const u32 n = 2 * HTW_BATCH + 100;
-	struct htw_wheel *w = htw_t_manual(test, MS, 64, n, 0);
-	struct htw_wheel_stats st;
-	size_t drained, read;
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		htw_t_sched(test, w, i, 10 * MS, 0, 0);
-	htw_wheel_set_now(w, 10 * MS);
-	KUNIT_ASSERT_FALSE(test, htw_wheel_run_batch(w));
-	drained = htw_wheel_drain(w, NULL, 0);
-	htw_wheel_run_tick(w);
-	read = htw_t_take_all(test, w);
-	KUNIT_EXPECT_EQ(test, read, HTW_BATCH);
-	KUNIT_EXPECT_EQ(test, drained + read, n);
-	htw_wheel_get_stats(w, &st);
-	KUNIT_EXPECT_EQ(test, st.pending, 0);
-	KUNIT_EXPECT_EQ(test, st.cancelled, drained);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), U64_MAX);
-}
-
-static struct kunit_case htwheel_batches_cases[] = {
-	KUNIT_CASE(htwheel_batches_resume_mid_tick),
-	KUNIT_CASE(htwheel_batches_drain_stopped_run),
-	{}
-};
-
-static struct kunit_suite htwheel_batches_suite = {
-	.name = "htwheel_batches",
-	.test_cases = htwheel_batches_cases,
-};
-
-kunit_test_suites(&htwheel_identity_suite, &htwheel_handles_suite,
-		  &htwheel_batches_suite);
+kunit_test_suites(&htwheel_identity_suite, &htwheel_handles_suite);
