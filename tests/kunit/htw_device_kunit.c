@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suite for the API handshake (HTW_IOC_API) validation.
+ * KUnit suite for the device's API handshake (HTW_IOC_API,
+ * htw_api_negotiate() in src/htw_dev.c): the first ioctl on an open file,
+ * which tells a library what the kernel offers.  The current version is
+ * answered with every feature and ioctl; a request with an unknown
+ * version, flags, reserved words or features is refused and left as it
+ * was, so that a later version can give those fields a meaning.  The
+ * ioctls themselves are tested from user space (tests/selftests).
  */
 #include <kunit/test.h>
 #include <linux/module.h>

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite for the time namespace conversions (src/htw_timens.h):
- * absolute times between the opener's clock and the host's.
+ * absolute times between the opener's clock and the host's.  Deadlines
+ * come in on the opener's clock and the wheel runs on the host's, so a
+ * conversion that wrapped or lost order would fire a timer early.
  */
 #include <kunit/test.h>
 #include <linux/limits.h>
