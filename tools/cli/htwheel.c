@@ -96,9 +96,7 @@ static int usage(FILE *out)
 		"          'at DUR [NAME]', 'every DUR [NAME]', 'cancel NAME', 'stats'\n"
 		"  stats [--json] [GEOMETRY]\n"
 		"          statistics of a fresh instance and the module parameters\n"
-		"  info    the API handshake: version, features, ioctls\n"
-		"  cancel  (timers belong to one process: see run --cancel and watch)\n"
-		"  bench   how to run the benchmark\n"
+		"  info    the API and library versions, a new instance's geometry\n"
 		"\n"
 		"GEOMETRY: --tick DUR --slots N --max-pending N --boottime --slack DUR\n"
 		"DUR: a number and a unit (ns, us, ms, s, m, h), e.g. 250ms, 1.5s, 1m30s\n"
@@ -961,25 +959,6 @@ static int cmd_info(struct session *s)
 	return EXIT_OK;
 }
 
-static int cmd_bench(char **argv)
-{
-	char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
-
-	/* A benchmark program built next to us takes over. */
-	if (n > 0) {
-		path[n] = '\0';
-		strcpy(strrchr(path, '/') + 1, "htwheel-bench");
-		if (!access(path, X_OK)) {
-			execv(path, argv);
-			err("%s: %s", path, strerror(errno));
-			return EXIT_FAIL;
-		}
-	}
-	err("bench: no htwheel-bench program here; the benchmark runs with 'make bench'");
-	return EXIT_FAIL;
-}
-
 /* "-5ms" would be taken for an option; catch it as the bad duration it is. */
 static int reject_negative(int argc, char **argv)
 {
@@ -1009,12 +988,6 @@ static int dispatch(struct session *s, int argc, char **argv)
 		return cmd_stats(s, argc, argv);
 	if (!strcmp(cmd, "info") && argc == 1)
 		return cmd_info(s);
-	if (!strcmp(cmd, "bench"))
-		return cmd_bench(argv);
-	if (!strcmp(cmd, "cancel")) {
-		err("cancel: timers belong to the process that scheduled them; use 'htwheel run --cancel DUR:NAME' or 'cancel NAME' in 'htwheel watch'");
-		return EXIT_USAGE;
-	}
 	err("unknown command '%s' (see htwheel --help)", cmd);
 	return EXIT_USAGE;
 }
