@@ -701,6 +701,7 @@ static int session_run(struct session *s)
 
 /* ---- command lines ---- */
 
+/* getopt_long() values: distinct, above any short option's character. */
 enum {
 	OPT_AT = 256, OPT_EVERY, OPT_CANCEL, OPT_FOR, OPT_STATS, OPT_JSON,
 	OPT_TICK, OPT_SLOTS, OPT_MAX_PENDING, OPT_BOOTTIME, OPT_SLACK,
@@ -722,6 +723,27 @@ static const struct option long_opts[] = {
 	{ "cookie", required_argument, NULL, OPT_COOKIE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
+};
+
+/* The long name of @opt, looked up so that the table's order is free. */
+static const char *option_name(int opt)
+{
+	const struct option *o;
+
+	for (o = long_opts; o->name; o++)
+		if (o->val == opt)
+			return o->name;
+	return "?";
+}
+
+/*
+ * What a command's options set: the session, and what only schedule
+ * takes, which applies to timers given after the options are read.
+ */
+struct cmdline {
+	struct session *s;
+	uint64_t period_ns;	/* schedule --every; 0: one-shot timers */
+	uint64_t cookie;	/* schedule --cookie: the first timer's */
 };
 
 /* Options common to every command that opens an instance. */
@@ -763,11 +785,12 @@ static int geometry_opt(struct session *s, int opt, const char *arg)
 		s->json = true;
 		return 0;
 	}
-	err("%s: option not valid here", long_opts[opt - OPT_AT].name);
+	err("%s: option not valid here", option_name(opt));
 	return -EINVAL;
 }
 
-static const char *opt_name(char **argv)
+/* The argument getopt_long() refused. */
+static const char *bad_arg(char **argv)
 {
 	const char *a = argv[optind - 1];
 
@@ -778,8 +801,8 @@ static const char *opt_name(char **argv)
  * getopt_long() over a command's arguments; @fn handles each option.
  * Prints one line and returns -EINVAL on the first bad one.
  */
-static int parse_opts(struct session *s, int argc, char **argv,
-		      int (*fn)(struct session *s, int opt, const char *arg))
+static int parse_opts(struct cmdline *cl, int argc, char **argv,
+		      int (*fn)(struct cmdline *cl, int opt, const char *arg))
 {
 	int opt;
 
@@ -792,17 +815,19 @@ static int parse_opts(struct session *s, int argc, char **argv,
 		}
 		if (opt == '?' || opt == ':') {
 			err("%s: unknown option or missing argument (see htwheel --help)",
-			    opt_name(argv));
+			    bad_arg(argv));
 			return -EINVAL;
 		}
-		if (fn(s, opt, optarg))
+		if (fn(cl, opt, optarg))
 			return -EINVAL;
 	}
 	return 0;
 }
 
-static int run_opt(struct session *s, int opt, const char *arg)
+static int run_opt(struct cmdline *cl, int opt, const char *arg)
 {
+	struct session *s = cl->s;
+
 	switch (opt) {
 	case OPT_AT:
 		return add_timer(s, arg, false, s->ntimers);
@@ -816,7 +841,9 @@ static int run_opt(struct session *s, int opt, const char *arg)
 
 static int cmd_run(struct session *s, int argc, char **argv, bool watch)
 {
-	if (parse_opts(s, argc, argv, run_opt))
+	struct cmdline cl = { .s = s };
+
+	if (parse_opts(&cl, argc, argv, run_opt))
 		return EXIT_USAGE;
 	if (optind < argc) {
 		err("run: unexpected argument '%s' (timers are --at/--every)",
@@ -831,56 +858,50 @@ static int cmd_run(struct session *s, int argc, char **argv, bool watch)
 	return session_run(s);
 }
 
-struct schedule_opts {
-	uint64_t period_ns, cookie;
-};
-
-static struct schedule_opts sched_opts;
-
-static int schedule_opt(struct session *s, int opt, const char *arg)
+static int schedule_opt(struct cmdline *cl, int opt, const char *arg)
 {
 	switch (opt) {
 	case OPT_EVERY:
-		if (parse_dur("--every", arg, &sched_opts.period_ns))
+		if (parse_dur("--every", arg, &cl->period_ns))
 			return -EINVAL;
-		if (!sched_opts.period_ns) {
+		if (!cl->period_ns) {
 			err("--every '%s': must be more than 0", arg);
 			return -EINVAL;
 		}
 		return 0;
 	case OPT_COOKIE:
-		return parse_u64("--cookie", arg, &sched_opts.cookie);
+		return parse_u64("--cookie", arg, &cl->cookie);
 	}
-	return geometry_opt(s, opt, arg);
+	return geometry_opt(cl->s, opt, arg);
 }
 
 static int cmd_schedule(struct session *s, int argc, char **argv)
 {
+	struct cmdline cl = { .s = s };
 	int i;
 
 	/* Permute: "schedule 1s --every 100ms" as well as the other order. */
-	if (parse_opts(s, argc, argv, schedule_opt))
+	if (parse_opts(&cl, argc, argv, schedule_opt))
 		return EXIT_USAGE;
 	if (optind >= argc) {
 		err("schedule: no durations (e.g. htwheel schedule 250ms 1s)");
 		return EXIT_USAGE;
 	}
 	for (i = optind; i < argc; i++) {
-		if (add_timer(s, argv[i], false, sched_opts.cookie + i - optind))
+		if (add_timer(s, argv[i], false, cl.cookie + i - optind))
 			return EXIT_USAGE;
-		s->timers[s->ntimers - 1].period_ns = sched_opts.period_ns;
+		s->timers[s->ntimers - 1].period_ns = cl.period_ns;
 	}
 	return session_run(s);
 }
 
-static int stats_opt(struct session *s, int opt, const char *arg)
+static int stats_opt(struct cmdline *cl, int opt, const char *arg)
 {
 	if (opt == OPT_FOR || opt == OPT_SLACK || opt == OPT_STATS) {
-		err("stats: --%s is not an option of stats",
-		    long_opts[opt - OPT_AT].name);
+		err("stats: --%s is not an option of stats", option_name(opt));
 		return -EINVAL;
 	}
-	return geometry_opt(s, opt, arg);
+	return geometry_opt(cl->s, opt, arg);
 }
 
 static void print_module_params(bool json)
@@ -912,9 +933,10 @@ static void print_module_params(bool json)
 
 static int cmd_stats(struct session *s, int argc, char **argv)
 {
+	struct cmdline cl = { .s = s };
 	int ret;
 
-	if (parse_opts(s, argc, argv, stats_opt))
+	if (parse_opts(&cl, argc, argv, stats_opt))
 		return EXIT_USAGE;
 	if (optind < argc) {
 		err("stats: unexpected argument '%s'", argv[optind]);
