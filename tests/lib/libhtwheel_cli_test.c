@@ -47,7 +47,7 @@ static void find_cli(void)
 	slash = strrchr(cli, '/');
 	*slash = '\0';			/* build/tests */
 	slash = strrchr(cli, '/');
-	strcpy(slash, "/htwheel");	/* build/htwheel */
+	snprintf(slash, cli + sizeof(cli) - slash, "/htwheel");	/* build/htwheel */
 }
 
 static void slurp(int fd, char *buf)
@@ -277,7 +277,7 @@ static int expect_accounted(struct __test_metadata *_metadata,
 	}
 	if (left && remaining == 0 && due >= 0)
 		EXPECT_LE(window_ms - grace, due)
-			TH_LOG("%s due at %.3f ms, never fired in a %.0f ms session (grace %.3f ms):\n%s",
+			TH_LOG("%s due at %.3f ms, unfired in a %.0f ms run (grace %.3f ms):\n%s",
 			       name, due, window_ms, grace, r->out);
 	return fired;
 }
@@ -297,13 +297,16 @@ FIXTURE_TEARDOWN(cli)
 }
 
 /* A bad command line: exit 2, nothing on stdout, exactly one line. */
-#define EXPECT_USAGE_ERROR(r, what)					\
-	do {								\
-		EXPECT_EQ(2, (r)->status);				\
-		EXPECT_EQ(1, lines((r)->err)) TH_LOG("%s", (r)->err);	\
-		EXPECT_NE(NULL, strstr((r)->err, what)) TH_LOG("%s", (r)->err); \
-		EXPECT_EQ(0, strlen((r)->out));				\
-	} while (0)
+static void expect_usage_error(struct __test_metadata *_metadata,
+			       const struct result *r, const char *what)
+{
+	EXPECT_EQ(2, r->status);
+	EXPECT_EQ(1, lines(r->err)) TH_LOG("%s", r->err);
+	EXPECT_NE(NULL, strstr(r->err, what)) TH_LOG("%s", r->err);
+	EXPECT_EQ(0, strlen(r->out));
+}
+
+#define EXPECT_USAGE_ERROR(r, what) expect_usage_error(_metadata, r, what)
 
 TEST_F(cli, help_and_version)
 {
