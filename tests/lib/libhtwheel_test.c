@@ -140,6 +140,7 @@ TEST(open_bad_params)
 	p.max_pending = UINT64_MAX;
 	EXPECT_EQ(-EINVAL, htw_open(&h, &p));
 
+	/* Passed through: the kernel refuses what it does not know. */
 	memset(&p, 0, sizeof(p));
 	p.flags = 1;
 	EXPECT_EQ(-EINVAL, htw_open(&h, &p));
@@ -234,8 +235,9 @@ TEST(close_cancels_everything)
 			break;
 		usleep(20 * 1000);
 	}
-	EXPECT_GE(before, after) TH_LOG("%ld htw_timer objects before, %ld with %d pending, %ld after close",
-					before, during, N, after);
+	EXPECT_GE(before, after)
+		TH_LOG("%ld htw_timer objects before, %ld with %d pending, %ld after close",
+		       before, during, N, after);
 }
 
 /* ---- htw_now and the duration helpers ---- */
@@ -371,7 +373,9 @@ TEST_F(lib, schedule_many_bad_entry_does_nothing)
 	struct htw_stats st;
 
 	memset(e, 0, sizeof(e));
-	e[0].expires = e[1].expires = e[2].expires = HTW_NSEC_PER_SEC;
+	e[0].expires = HTW_NSEC_PER_SEC;
+	e[1].expires = HTW_NSEC_PER_SEC;
+	e[2].expires = HTW_NSEC_PER_SEC;
 	e[2].pad = 1;
 	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, 3));
 	ASSERT_EQ(0, htw_stats(self->h, &st));
@@ -405,32 +409,30 @@ static void *big_batch(size_t n, size_t size, size_t *len)
 }
 
 /*
- * Split into two ioctls, a bad entry in the second chunk still fails the
- * call with nothing scheduled: the library checks every entry first.
- * (All-zero entries are valid timers: without the check the first chunk
- * would be scheduled.)
+ * Split into two ioctls, the entries still go to the kernel as they are:
+ * the library reads none of them itself, so an unreadable first chunk is
+ * the kernel's EFAULT, with nothing scheduled, whatever the second chunk
+ * holds (here a flag this header does not know).  That a chunk refused
+ * after others were scheduled ends the batch with their count is the
+ * kernel's per-chunk check too; a whole chunk, 2^20 timers, is too slow
+ * to schedule here to show it.
  */
-TEST_F(lib, schedule_many_split_bad_entry_does_nothing)
+TEST_F(lib, schedule_many_split_reaches_the_kernel)
 {
 	const unsigned int n = HTW_BATCH_MAX + 1;
+	long page = sysconf(_SC_PAGESIZE);
 	struct htw_timer_entry *e;
 	struct htw_stats st;
 	size_t len;
 
 	e = big_batch(n, sizeof(*e), &len);
 	ASSERT_NE(NULL, e);
-	e[n - 1].pad = 1;
-	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, n));
-	e[n - 1].pad = 0;
+	e[n - 1].expires = HTW_NSEC_PER_SEC;
 	e[n - 1].flags = 0x80000000;
-	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, n));
-	e[n - 1].flags = 0;
-	e[n - 1].period_ns = 1;
-	EXPECT_EQ(-EINVAL, htw_schedule_many(self->h, e, n));
+	ASSERT_EQ(0, mprotect(e, page, PROT_NONE));
+	EXPECT_EQ(-EFAULT, htw_schedule_many(self->h, e, n));
 	ASSERT_EQ(0, htw_stats(self->h, &st));
-	EXPECT_EQ(0, st.pending);
 	EXPECT_EQ(0, st.scheduled);
-	EXPECT_EQ(0, e[0].handle);
 	munmap(e, len);
 }
 
@@ -521,24 +523,32 @@ TEST_F(lib, cancel_many_mixed)
 	EXPECT_EQ(-EINVAL, htw_cancel_many(NULL, c, 1));
 }
 
-/* Split into two ioctls: a bad pad in the second chunk cancels nothing. */
-TEST_F(lib, cancel_many_split_bad_pad_does_nothing)
+/*
+ * Split into two ioctls, a bad pad in the second chunk reaches the kernel,
+ * which refuses that chunk whole: the first chunk's cancellation happened
+ * and is counted, and the refused entry, sent again, is the kernel's EINVAL.
+ */
+TEST_F(lib, cancel_many_split_refused_chunk_stops_there)
 {
 	const unsigned int n = HTW_BATCH_MAX + 1;
 	struct htw_cancel_entry *c;
 	struct htw_stats st;
-	uint64_t a;
+	uint64_t a, b;
 	size_t len;
 
 	/* An hour away: a batch of a million entries is slow in UML. */
 	ASSERT_EQ(0, htw_schedule(self->h, 1, 3600 * HTW_NSEC_PER_SEC, 0, &a));
+	ASSERT_EQ(0, htw_schedule(self->h, 2, 3600 * HTW_NSEC_PER_SEC, 0, &b));
 	c = big_batch(n, sizeof(*c), &len);
 	ASSERT_NE(NULL, c);
 	c[0].handle = a;
+	c[n - 1].handle = b;
 	c[n - 1].pad = 1;
-	EXPECT_EQ(-EINVAL, htw_cancel_many(self->h, c, n));
+	EXPECT_EQ(1, htw_cancel_many(self->h, c, n));
+	EXPECT_EQ(HTW_CANCELLED, c[0].result);
 	ASSERT_EQ(0, htw_stats(self->h, &st));
-	EXPECT_EQ(1, st.pending);
+	EXPECT_EQ(1, st.pending);		/* b, in the refused chunk */
+	EXPECT_EQ(-EINVAL, htw_cancel_many(self->h, c + n - 1, 1));
 	munmap(c, len);
 }
 
@@ -562,7 +572,7 @@ TEST_F(lib, cancel_many_split_later_chunk_fails)
 	ASSERT_NE(NULL, c);
 	c[0].handle = a;
 	c[0].result = 99;
-	/* Readable (the library checks it), not writable (the kernel fails). */
+	/* Readable, not writable: the kernel fails the second chunk. */
 	ASSERT_EQ(0, mprotect((char *)c + HTW_BATCH_MAX * sizeof(*c),
 			      len - HTW_BATCH_MAX * sizeof(*c), PROT_READ));
 	EXPECT_EQ(1, htw_cancel_many(self->h, c, n));
@@ -614,9 +624,10 @@ TEST_F(lib, read_many_and_short_buffer)
 							     (unsigned long long)r[i].cookie);
 		seen[r[i].cookie - 100] = 1;
 	}
-	for (i = 0; i < 10; i++) {
-		EXPECT_EQ(1, seen[i]) TH_LOG("cookie %d never read", 100 + i);
-	}
+	/* The harness's EXPECT is two statements: test the first gap once. */
+	for (i = 0; i < 10 && seen[i]; i++)
+		;
+	EXPECT_EQ(10, i) TH_LOG("cookie %d never read", 100 + i);
 	EXPECT_EQ(0, htw_read(self->h, r, 10));
 }
 

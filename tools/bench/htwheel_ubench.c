@@ -29,6 +29,7 @@
 
 #define NSEC_PER_SEC	1000000000ULL
 #define NSEC_PER_MSEC	1000000ULL
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 static void die(const char *what)
 {
@@ -118,7 +119,8 @@ static void raise_limits(unsigned long n)
 	}
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		die("setrlimit NOFILE");
-	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	rl.rlim_cur = RLIM_INFINITY;
+	rl.rlim_max = RLIM_INFINITY;
 	setrlimit(RLIMIT_SIGPENDING, &rl);
 }
 
@@ -129,7 +131,7 @@ static void raise_limits(unsigned long n)
  * resolution timers (UML under time travel) refuses a tick below its
  * hrtimer resolution: then take the jiffy, 10 ms.
  */
-static int htw_open(int flags)
+static int open_wheel(int flags)
 {
 	struct htw_api api = { .api = HTW_API_VERSION };
 	struct htw_setup setup = { .clockid = CLOCK_MONOTONIC };
@@ -149,8 +151,9 @@ static int htw_open(int flags)
 	return fd;
 }
 
-static unsigned long htw_sched(int fd, struct htw_timer_entry *e,
-			       unsigned long n, unsigned long batch)
+/* @n timers, @batch per ioctl, each taken whole; returns the ioctls made. */
+static unsigned long schedule_batches(int fd, struct htw_timer_entry *e,
+				      unsigned long n, unsigned long batch)
 {
 	unsigned long off, calls = 0;
 
@@ -167,8 +170,9 @@ static unsigned long htw_sched(int fd, struct htw_timer_entry *e,
 	return calls;
 }
 
-static unsigned long htw_cancel(int fd, struct htw_cancel_entry *c,
-				unsigned long n, unsigned long batch)
+/* @n cancels, @batch per ioctl, each timer pending; returns the ioctls made. */
+static unsigned long cancel_batches(int fd, struct htw_cancel_entry *c,
+				    unsigned long n, unsigned long batch)
 {
 	unsigned long off, calls = 0;
 
@@ -185,7 +189,7 @@ static unsigned long htw_cancel(int fd, struct htw_cancel_entry *c,
 	return calls;
 }
 
-static void htw_stats(int fd, struct htw_stats *st)
+static void read_wheel_stats(int fd, struct htw_stats *st)
 {
 	memset(st, 0, sizeof(*st));
 	if (ioctl(fd, HTW_IOC_STATS, st))
@@ -232,8 +236,8 @@ static void bench_sched(unsigned long n)
 	for (i = 0; i < n; i++)
 		delay[i] = far_delay();
 
-	for (b = 0; b < sizeof(batches) / sizeof(batches[0]); b++) {
-		int fd = htw_open(0);
+	for (b = 0; b < ARRAY_SIZE(batches); b++) {
+		int fd = open_wheel(0);
 
 		for (i = 0; i < n; i++) {
 			memset(&e[i], 0, sizeof(e[i]));
@@ -242,13 +246,13 @@ static void bench_sched(unsigned long n)
 		}
 		snprintf(name, sizeof(name), "sched.htwheel_b%lu", batches[b]);
 		s = span_start();
-		calls = htw_sched(fd, e, n, batches[b]);
+		calls = schedule_batches(fd, e, n, batches[b]);
 		for (i = 0; i < n; i++) {
 			c[i].handle = e[i].handle;
 			c[i].result = 0;
 			c[i].pad = 0;
 		}
-		calls += htw_cancel(fd, c, n, batches[b]);
+		calls += cancel_batches(fd, c, n, batches[b]);
 		span_report(name, s, n, calls);
 		close(fd);
 	}
@@ -397,7 +401,7 @@ static void deliver_htwheel(unsigned long n, uint64_t *offset, int use_eventfd)
 	const char *name = use_eventfd ? "deliver.htwheel_eventfd" : "deliver.htwheel_read";
 	struct lat l = { .v = calloc(n, sizeof(uint64_t)) };
 	unsigned long i, calls = 0, kearly = 0;
-	int fd = htw_open(use_eventfd ? O_NONBLOCK : 0), efd = -1, ep = -1;
+	int fd = open_wheel(use_eventfd ? O_NONBLOCK : 0), efd = -1, ep = -1;
 	struct htw_stats st;
 	struct phase p;
 	uint64_t t0;
@@ -421,7 +425,7 @@ static void deliver_htwheel(unsigned long n, uint64_t *offset, int use_eventfd)
 		e[i].expires = t0 + offset[i];
 		e[i].flags = HTW_TIMER_ABSTIME;
 	}
-	htw_sched(fd, e, n, 1024);
+	schedule_batches(fd, e, n, 1024);
 	sleep_until(t0 - 20 * NSEC_PER_MSEC);
 	p = phase_now();
 	while (l.n < n) {
@@ -462,7 +466,7 @@ static void deliver_htwheel(unsigned long n, uint64_t *offset, int use_eventfd)
 		}
 	}
 	deliver_report(name, &l, p, calls, n);
-	htw_stats(fd, &st);
+	read_wheel_stats(fd, &st);
 	out(name, "kernel_early", kearly);
 	out(name, "tick_ns", st.tick_ns);
 	out(name, "tick_wakeups", st.tick_wakeups);
@@ -600,37 +604,37 @@ static void bench_idle(double secs)
 	struct htw_expiry rec;
 	struct htw_stats st;
 	struct itimerspec its = { 0 };
-	int fd = htw_open(0), tfd;
+	int fd = open_wheel(0), tfd;
 
 	/* Let the wheel exist and settle: one timer, fired and read. */
-	htw_sched(fd, &e, 1, 1);
+	schedule_batches(fd, &e, 1, 1);
 	if (read(fd, &rec, sizeof(rec)) != sizeof(rec))
 		die("read");
 	usleep(100000);
-	htw_stats(fd, &st);
+	read_wheel_stats(fd, &st);
 	out("idle", "tick_ns", st.tick_ns);
 	out("idle", "window_s", secs);
 
 	/* nothing pending */
-	htw_stats(fd, &st);
+	read_wheel_stats(fd, &st);
 	w0 = st.tick_wakeups;
 	i0 = timer_irqs();
 	t = mono();
 	sleep_until(t + span);
-	htw_stats(fd, &st);
+	read_wheel_stats(fd, &st);
 	out("idle.none", "tick_wakeups", st.tick_wakeups - w0);
 	out("idle.none", "system_timer_irqs", timer_irqs() - i0);
 
 	/* one htwheel timer an hour away (window ends 1 s before it) */
 	memset(&e, 0, sizeof(e));
 	e.expires = 3600 * NSEC_PER_SEC;
-	htw_stats(fd, &st);
+	read_wheel_stats(fd, &st);
 	w0 = st.tick_wakeups;
 	i0 = timer_irqs();
 	t = mono();
-	htw_sched(fd, &e, 1, 1);
+	schedule_batches(fd, &e, 1, 1);
 	sleep_until(t + span);
-	htw_stats(fd, &st);
+	read_wheel_stats(fd, &st);
 	out("idle.htwheel_1h", "tick_wakeups", st.tick_wakeups - w0);
 	out("idle.htwheel_1h", "system_timer_irqs", timer_irqs() - i0);
 	out("idle.htwheel_1h", "pending", st.pending);
@@ -649,7 +653,7 @@ static void bench_idle(double secs)
 
 /* ---- memory ---- */
 
-static long meminfo(const char *key)
+static long meminfo_bytes(const char *key)
 {
 	char line[256];
 	size_t kl = strlen(key);
@@ -665,7 +669,7 @@ static long meminfo(const char *key)
 	return v;
 }
 
-static void slabinfo(const char *path)
+static void save_slabinfo(const char *path)
 {
 	char cmd[512];
 
@@ -676,8 +680,8 @@ static void slabinfo(const char *path)
 
 static void mem_delta(const char *c, long slab0, long free0, unsigned long n)
 {
-	out(c, "slab_bytes", (double)(meminfo("Slab") - slab0) / n);
-	out(c, "memfree_bytes", (double)(free0 - meminfo("MemFree")) / n);
+	out(c, "slab_bytes", (double)(meminfo_bytes("Slab") - slab0) / n);
+	out(c, "memfree_bytes", (double)(free0 - meminfo_bytes("MemFree")) / n);
 }
 
 static void bench_mem(unsigned long n, const char *dir)
@@ -698,25 +702,25 @@ static void bench_mem(unsigned long n, const char *dir)
 	for (i = 0; i < n; i++)
 		e[i].expires = 3600 * NSEC_PER_SEC + i;
 
-	fd = htw_open(0);
+	fd = open_wheel(0);
 	sync();
 	snprintf(path, sizeof(path), "%s/slab-htwheel-before.txt", dir);
-	slabinfo(path);
-	slab0 = meminfo("Slab");
-	free0 = meminfo("MemFree");
-	htw_sched(fd, e, n, 1024);
+	save_slabinfo(path);
+	slab0 = meminfo_bytes("Slab");
+	free0 = meminfo_bytes("MemFree");
+	schedule_batches(fd, e, n, 1024);
 	mem_delta("mem.htwheel", slab0, free0, n);
 	snprintf(path, sizeof(path), "%s/slab-htwheel-after.txt", dir);
-	slabinfo(path);
+	save_slabinfo(path);
 	close(fd);
 	usleep(200000);
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	its.it_value = ts_of(3600 * NSEC_PER_SEC);
 	snprintf(path, sizeof(path), "%s/slab-timerfd-before.txt", dir);
-	slabinfo(path);
-	slab0 = meminfo("Slab");
-	free0 = meminfo("MemFree");
+	save_slabinfo(path);
+	slab0 = meminfo_bytes("Slab");
+	free0 = meminfo_bytes("MemFree");
 	for (i = 0; i < n; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
 
@@ -727,7 +731,7 @@ static void bench_mem(unsigned long n, const char *dir)
 	}
 	mem_delta("mem.timerfd_epoll", slab0, free0, n);
 	snprintf(path, sizeof(path), "%s/slab-timerfd-after.txt", dir);
-	slabinfo(path);
+	save_slabinfo(path);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	close(ep);
@@ -741,15 +745,15 @@ int main(int argc, char **argv)
 	unsigned long n = argc > 2 ? strtoul(argv[2], NULL, 0) : 100000;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (!strcmp(what, "sched"))
+	if (!strcmp(what, "sched")) {
 		bench_sched(n);
-	else if (!strcmp(what, "deliver"))
+	} else if (!strcmp(what, "deliver")) {
 		bench_deliver(n);
-	else if (!strcmp(what, "idle"))
+	} else if (!strcmp(what, "idle")) {
 		bench_idle(argc > 2 ? atof(argv[2]) : 5);
-	else if (!strcmp(what, "mem"))
+	} else if (!strcmp(what, "mem")) {
 		bench_mem(n, argc > 3 ? argv[3] : ".");
-	else {
+	} else {
 		fprintf(stderr, "usage: %s sched|deliver|mem [N] | idle [SECS]\n",
 			argv[0]);
 		return 2;

@@ -5,8 +5,13 @@
  * The handle only remembers the file descriptor and the clock; the kernel
  * keeps all timer state, so every function is as thread-safe as the
  * device (schedule, cancel and read may run concurrently).
+ *
+ * The kernel is the one place that validates what goes to it: flags, pad
+ * and reserved fields pass through as the caller set them, so a library
+ * built against an older header works with a kernel that defines more.
  */
 #define _GNU_SOURCE
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,12 +24,9 @@
 
 #include "htwheel.h"
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
 struct htw {
 	int fd;
 	clockid_t clockid;
-	uint64_t tick_ns;	/* periods below it are refused */
 };
 
 static int htw_errno(void)
@@ -49,28 +51,20 @@ static int htw_handshake(int fd)
 	return ret == -EINVAL ? -EPROTONOSUPPORT : ret;
 }
 
-static int htw_params_check(const struct htw_params *p)
-{
-	unsigned int i;
-
-	if (p->flags)
-		return -EINVAL;
-	for (i = 0; i < ARRAY_SIZE(p->reserved); i++)
-		if (p->reserved[i])
-			return -EINVAL;
-	return 0;
-}
-
 /* Apply @p and write back what the kernel made of it. */
 static int htw_setup_params(int fd, struct htw_params *p)
 {
 	struct htw_setup setup;
 
+	static_assert(sizeof(setup.reserved) == sizeof(p->reserved),
+		      "htw_params.reserved passes through to htw_setup");
 	memset(&setup, 0, sizeof(setup));
 	setup.tick_ns = p->tick_ns;
 	setup.slots = p->slots;
 	setup.clockid = p->clockid ? p->clockid : CLOCK_MONOTONIC;
 	setup.max_pending = p->max_pending;
+	setup.flags = p->flags;
+	memcpy(setup.reserved, p->reserved, sizeof(setup.reserved));
 	if (ioctl(fd, HTW_IOC_SETUP, &setup))
 		return htw_errno();
 	p->tick_ns = setup.tick_ns;
@@ -91,9 +85,6 @@ int htw_open(struct htw **hp, struct htw_params *params)
 	if (!hp)
 		return -EINVAL;
 	*hp = NULL;
-	ret = htw_params_check(p);
-	if (ret)
-		return ret;
 	h = malloc(sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -114,7 +105,6 @@ int htw_open(struct htw **hp, struct htw_params *params)
 		return ret;
 	}
 	h->clockid = p->clockid;
-	h->tick_ns = p->tick_ns;
 	*hp = h;
 	return 0;
 }
@@ -158,27 +148,10 @@ static int htw_schedule_batch(int fd, struct htw_timer_entry *e, uint32_t n)
 }
 
 /*
- * The checks the kernel makes of each entry before it schedules anything,
- * made here for the whole array when it takes more than one ioctl, so that
- * a split batch fails as a whole too.  Only reads; no allocation.  (A
- * batch of one ioctl is left to the kernel, which says EFAULT rather than
- * crash on an unreadable array.)
+ * The kernel checks each chunk whole before it schedules any of it; a
+ * chunk it refuses after others were scheduled ends the batch there, with
+ * the count so far, as a limit reached part way does.
  */
-static int htw_schedule_check(const struct htw *h,
-			      const struct htw_timer_entry *e,
-			      unsigned int count)
-{
-	unsigned int i;
-
-	for (i = 0; i < count; i++) {
-		if ((e[i].flags & ~HTW_TIMER_FLAGS_ALL) || e[i].pad)
-			return -EINVAL;
-		if (e[i].period_ns && e[i].period_ns < h->tick_ns)
-			return -EINVAL;
-	}
-	return 0;
-}
-
 int htw_schedule_many(struct htw *h, struct htw_timer_entry *entries,
 		      unsigned int count)
 {
@@ -187,11 +160,6 @@ int htw_schedule_many(struct htw *h, struct htw_timer_entry *entries,
 
 	if (!h || count > INT_MAX)
 		return -EINVAL;
-	if (count > HTW_BATCH_MAX) {
-		ret = htw_schedule_check(h, entries, count);
-		if (ret)
-			return ret;
-	}
 	while (done < count) {
 		uint32_t n = count - done;
 
@@ -241,18 +209,12 @@ static int htw_cancel_batch(int fd, struct htw_cancel_entry *e, uint32_t n)
 int htw_cancel_many(struct htw *h, struct htw_cancel_entry *entries,
 		    unsigned int count)
 {
-	unsigned int i, done = 0, cancelled = 0;
+	unsigned int done = 0, cancelled = 0;
 	int ret;
 
 	if (!h || count > INT_MAX)
 		return -EINVAL;
-	/*
-	 * Split: what the kernel would refuse in any chunk is refused before
-	 * the first, so that only EFAULT or ENOMEM can stop it part way.
-	 */
-	for (i = 0; count > HTW_BATCH_MAX && i < count; i++)
-		if (entries[i].pad)
-			return -EINVAL;
+	/* As in htw_schedule_many(), the kernel checks each chunk whole. */
 	while (done < count) {
 		uint32_t n = count - done;
 
@@ -329,8 +291,8 @@ int htw_drain(struct htw *h, struct htw_unexpired *out, unsigned int max)
 {
 	struct htw_drain req;
 
-	/* As the kernel: a larger buffer would be described only in part. */
-	if (!h || (max && !out) || max > HTW_BATCH_MAX)
+	/* A @max above HTW_BATCH_MAX is the kernel's to refuse. */
+	if (!h || (max && !out))
 		return -EINVAL;
 	memset(&req, 0, sizeof(req));
 	req.entries = max ? (uintptr_t)out : 0;

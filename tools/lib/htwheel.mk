@@ -27,6 +27,8 @@ HTW_LIB_OBJS := $(patsubst tools/lib/%.c,$(HTW_LIBDIR)/%.o,$(HTW_LIB_SRCS))
 HTW_LIB_PICS := $(HTW_LIB_OBJS:.o=.pic.o)
 
 HTW_CLI := $(BUILD)/htwheel
+HTW_CLI_SRCS := tools/cli/commands.c tools/cli/session.c tools/cli/output.c \
+	tools/cli/parse.c
 HTW_ECHO := $(BUILD)/htwheel-echo-server
 HTW_MANPAGES := $(wildcard tools/man/man*/*.[0-9])
 
@@ -68,9 +70,9 @@ $(HTW_LIBDIR)/libhtwheel.so: $(HTW_LIB_SO)
 	ln -sf $(notdir $<) $(HTW_LIBDIR)/$(HTW_LIB_SONAME)
 	ln -sf $(HTW_LIB_SONAME) $@
 
-$(HTW_CLI): tools/cli/htwheel.c $(HTW_LIB_A) $(HTW_LIB_HDRS)
+$(HTW_CLI): $(HTW_CLI_SRCS) tools/cli/cli.h $(HTW_LIB_A) $(HTW_LIB_HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(HTW_LIB_CFLAGS) -static -o $@ $< $(HTW_LIB_A)
+	$(CC) $(HTW_LIB_CFLAGS) -static -o $@ $(HTW_CLI_SRCS) $(HTW_LIB_A)
 
 $(HTW_ECHO): tools/examples/echo_server.c $(HTW_LIB_A) $(HTW_LIB_HDRS)
 	@mkdir -p $(dir $@)

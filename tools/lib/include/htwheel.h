@@ -9,7 +9,10 @@
  *
  * Timers, expiry records and statistics use the kernel ABI structures of
  * <linux/htwheel.h> as they are, so batches go to the kernel without a
- * copy.  See htwheel(4) and the man pages of each function.
+ * copy.  The kernel validates them: flags, pad and reserved fields pass
+ * through unchecked, so that a program built against this header works
+ * with a kernel that defines more.  See htwheel(4) and the man pages of
+ * each function.
  */
 #ifndef _HTWHEEL_H
 #define _HTWHEEL_H
@@ -59,8 +62,8 @@ static inline uint64_t htw_sec(uint64_t s)
  *               out: in effect
  * @max_pending: in: pending timer limit, 0 for the default; out: in effect
  * @levels:      out: wheel levels
- * @flags:       in: must be 0
- * @reserved:    in: must be 0
+ * @flags:       in: 0; passed to HTW_IOC_SETUP, which refuses unknown flags
+ * @reserved:    in: 0; passed to HTW_IOC_SETUP, which refuses non-zero
  */
 struct htw_params {
 	const char *device;

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the htwheel CLI prints: one line per expiry and cancel, the timers
+ * that never ran, statistics as a table or JSON, the module parameters,
+ * and one line on stderr for every error.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+static const char *prog = "htwheel";
+
+void err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const char *fmt_dur(char *buf, size_t len, uint64_t ns)
+{
+	if (ns < HTW_NSEC_PER_USEC)
+		snprintf(buf, len, "%lluns", (unsigned long long)ns);
+	else if (ns < HTW_NSEC_PER_MSEC)
+		snprintf(buf, len, "%.3fus", ns / 1e3);
+	else if (ns < HTW_NSEC_PER_SEC)
+		snprintf(buf, len, "%.3fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	return buf;
+}
+
+/* @t is the timer of @r, NULL if the session does not know the handle. */
+void print_expiry(const struct session *s, const struct timer *t,
+		  const struct htw_expiry *r)
+{
+	char now[32], dl[32], late[32];
+
+	fmt_dur(now, sizeof(now), htw_now(s->h) - s->start_ns);
+	fmt_dur(dl, sizeof(dl), r->deadline_ns - s->start_ns);
+	fmt_dur(late, sizeof(late), r->expired_ns - r->deadline_ns);
+	printf("%12s  fired %-8s cookie=%-4llu deadline=%-12s late=%s",
+	       now, t ? t->name : "?", (unsigned long long)r->cookie, dl, late);
+	if (r->overrun)
+		printf(" overrun=%u", r->overrun);
+	putchar('\n');
+}
+
+/* @ret is htw_cancel()'s, asked @at_ns after the session's start. */
+void print_cancel(uint64_t at_ns, const char *name, int ret)
+{
+	char b[32];
+
+	printf("%12s  cancel %s: %s\n", fmt_dur(b, sizeof(b), at_ns), name,
+	       ret == 0 ? "cancelled" : ret == -EALREADY ? "already fired" :
+	       ret == -ENOENT ? "not pending" : strerror(-ret));
+}
+
+/* @n timers were drained; the first @room of them are described in @u. */
+void print_never_ran(struct session *s, const struct htw_unexpired *u,
+		     int n, unsigned int room)
+{
+	char b[32];
+	int i;
+
+	printf("never ran: %d timer%s\n", n, n == 1 ? "" : "s");
+	for (i = 0; i < n && (unsigned int)i < room; i++) {
+		struct timer *t = timer_by_handle(s, u[i].handle);
+
+		printf("  %-8s cookie=%-4llu %s remaining=%s\n",
+		       t ? t->name : "?", (unsigned long long)u[i].cookie,
+		       t && t->period_ns ? "periodic" : "one-shot",
+		       fmt_dur(b, sizeof(b), u[i].remaining_ns));
+	}
+}
+
+const char *clock_name(uint32_t clk)
+{
+	return clk == CLOCK_BOOTTIME ? "CLOCK_BOOTTIME" :
+	       clk == CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : "?";
+}
+
+static void print_stats_json(const struct htw_stats *st)
+{
+	int i;
+
+	printf("{\"clockid\": %u, \"tick_ns\": %llu, \"slots\": %u, \"levels\": %u,\n"
+	       " \"max_pending\": %llu, \"pending\": %llu, \"ready\": %llu,\n"
+	       " \"scheduled\": %llu, \"fired\": %llu, \"cancelled\": %llu,\n"
+	       " \"cascaded\": %llu, \"tick_wakeups\": %llu, \"max_late_ns\": %llu,\n"
+	       " \"late_hist\": [",
+	       st->clockid, (unsigned long long)st->tick_ns, st->slots,
+	       st->levels, (unsigned long long)st->max_pending,
+	       (unsigned long long)st->pending, (unsigned long long)st->ready,
+	       (unsigned long long)st->scheduled, (unsigned long long)st->fired,
+	       (unsigned long long)st->cancelled, (unsigned long long)st->cascaded,
+	       (unsigned long long)st->tick_wakeups,
+	       (unsigned long long)st->max_late_ns);
+	for (i = 0; i < HTW_LATE_BUCKETS; i++)
+		printf("%s%llu", i ? ", " : "", (unsigned long long)st->late_hist[i]);
+	printf("]}\n");
+}
+
+static void print_row(const char *name, unsigned long long v)
+{
+	printf("  %-14s %llu\n", name, v);
+}
+
+static void print_stats_table(const struct htw_stats *st)
+{
+	char b[32], c[32];
+	int i;
+
+	printf("  %-14s %s\n", "clock", clock_name(st->clockid));
+	printf("  %-14s %s\n", "tick", fmt_dur(b, sizeof(b), st->tick_ns));
+	print_row("slots", st->slots);
+	print_row("levels", st->levels);
+	print_row("max pending", st->max_pending);
+	print_row("pending", st->pending);
+	print_row("ready", st->ready);
+	print_row("scheduled", st->scheduled);
+	print_row("fired", st->fired);
+	print_row("cancelled", st->cancelled);
+	print_row("cascaded", st->cascaded);
+	print_row("tick wakeups", st->tick_wakeups);
+	printf("  %-14s %s\n", "max late", fmt_dur(b, sizeof(b), st->max_late_ns));
+	for (i = 0; i < HTW_LATE_BUCKETS; i++) {
+		if (!st->late_hist[i])
+			continue;
+		printf("  late %9s..%-9s %llu\n",
+		       fmt_dur(b, sizeof(b), i ? 1ULL << i : 0),
+		       i == HTW_LATE_BUCKETS - 1 ? "" :
+		       fmt_dur(c, sizeof(c), 1ULL << (i + 1)),
+		       (unsigned long long)st->late_hist[i]);
+	}
+}
+
+int print_stats(struct htw *h, bool json)
+{
+	struct htw_stats st;
+	int ret = htw_stats(h, &st);
+
+	if (ret) {
+		err("stats: %s", strerror(-ret));
+		return EXIT_FAIL;
+	}
+	if (json) {
+		print_stats_json(&st);
+	} else {
+		printf("statistics:\n");
+		print_stats_table(&st);
+	}
+	return EXIT_OK;
+}
+
+void print_module_params(bool json)
+{
+	static const char *const names[] = {
+		"default_tick_ns", "default_slots", "max_pending",
+		"max_user_instances", "max_user_timers", "max_user_wheel_bytes",
+	};
+	char path[128], val[64];
+	unsigned int i;
+	FILE *f;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		snprintf(path, sizeof(path), "/sys/module/htwheel/parameters/%s",
+			 names[i]);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(val, sizeof(val), f)) {
+			val[strcspn(val, "\n")] = '\0';
+			if (json)
+				printf("%s\"%s\": %s", i ? ", " : "", names[i], val);
+			else
+				printf("  %-16s %s\n", names[i], val);
+		}
+		fclose(f);
+	}
+}

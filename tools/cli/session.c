@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A session of the htwheel CLI: one instance of the device and the timers
+ * the command line (and, for watch, stdin) gave it.  Timers belong to the
+ * open file that scheduled them, so the session schedules them, waits for
+ * and prints their expiries in one event loop, and ends by draining what
+ * is left; see htwheel(1).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* ---- the device ---- */
+
+static int open_fail(int ret, const char *dev)
+{
+	if (ret == -ENOENT || ret == -ENODEV || ret == -ENXIO) {
+		err("%s: %s: is the htwheel module loaded? %s", dev, strerror(-ret),
+		    "load it with 'modprobe htwheel' or 'insmod htwheel.ko'");
+		return EXIT_DEVICE;
+	}
+	if (ret == -EACCES || ret == -EPERM) {
+		err("%s: %s: ask your administrator for access to the device",
+		    dev, strerror(-ret));
+		return EXIT_DEVICE;
+	}
+	if (ret == -EPROTONOSUPPORT) {
+		err("%s: the device refused the API handshake: %s %d; %s", dev,
+		    "the htwheel module does not speak API version",
+		    HTW_API_VERSION, "update the module or this program");
+		return EXIT_DEVICE;
+	}
+	if (ret == -EINVAL) {
+		err("%s: geometry refused: %s", dev,
+		    "tick 10us..10s, slots up to 65536, max-pending up to the module's limit");
+		return EXIT_USAGE;
+	}
+	err("%s: %s", dev, strerror(-ret));
+	return EXIT_DEVICE;
+}
+
+int session_open(struct session *s)
+{
+	int ret;
+
+	s->params.device = getenv("HTWHEEL_DEVICE");
+	ret = htw_open(&s->h, &s->params);
+	if (ret)
+		return open_fail(ret, s->params.device ?: HTW_DEVICE_PATH);
+	return 0;
+}
+
+/* ---- timers of a session ---- */
+
+static struct timer *find_timer(struct session *s, const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->ntimers; i++)
+		if (!strcmp(s->timers[i].name, name))
+			return &s->timers[i];
+	return NULL;
+}
+
+struct timer *timer_by_handle(struct session *s, uint64_t handle)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->ntimers; i++)
+		if (s->timers[i].handle == handle)
+			return &s->timers[i];
+	return NULL;
+}
+
+/* "DUR[:NAME]" into a new timer of @s (not yet scheduled). */
+int add_timer(struct session *s, const char *arg, bool periodic,
+	      uint64_t cookie)
+{
+	char dur[64];
+	const char *colon = strchr(arg, ':');
+	size_t n = colon ? (size_t)(colon - arg) : strlen(arg);
+	struct timer *t;
+
+	if (s->ntimers == MAX_TIMERS || n >= sizeof(dur)) {
+		err("'%s': too many timers or too long", arg);
+		return -EINVAL;
+	}
+	t = &s->timers[s->ntimers];
+	memset(t, 0, sizeof(*t));
+	memcpy(dur, arg, n);
+	dur[n] = '\0';
+	if (parse_dur("duration", dur, &t->delay_ns))
+		return -EINVAL;
+	if (periodic && !t->delay_ns) {
+		err("period '%s': must be more than 0", dur);
+		return -EINVAL;
+	}
+	t->period_ns = periodic ? t->delay_ns : 0;
+	t->cookie = cookie;
+	if (colon && colon[1])
+		snprintf(t->name, sizeof(t->name), "%s", colon + 1);
+	else
+		snprintf(t->name, sizeof(t->name), "#%llu", (unsigned long long)cookie);
+	if (find_timer(s, t->name)) {
+		err("timer name '%s' used twice", t->name);
+		return -EINVAL;
+	}
+	s->ntimers++;
+	return 0;
+}
+
+int add_cancel(struct session *s, const char *arg)
+{
+	const char *colon = strchr(arg, ':');
+	struct cancel_at *c = &s->cancels[s->ncancels];
+	char dur[64];
+	size_t n;
+
+	if (!colon || !colon[1] || (size_t)(colon - arg) >= sizeof(dur) ||
+	    s->ncancels == MAX_TIMERS) {
+		err("--cancel '%s': expected DUR:NAME", arg);
+		return -EINVAL;
+	}
+	n = colon - arg;
+	memcpy(dur, arg, n);
+	dur[n] = '\0';
+	if (parse_dur("--cancel", dur, &c->at_ns))
+		return -EINVAL;
+	snprintf(c->name, sizeof(c->name), "%s", colon + 1);
+	c->done = false;
+	s->ncancels++;
+	return 0;
+}
+
+static int schedule_timer(struct session *s, struct timer *t)
+{
+	struct htw_timer_entry e = {
+		.cookie = t->cookie,
+		.expires = t->delay_ns,
+		.period_ns = t->period_ns,
+		.slack_ns = s->slack_ns,
+	};
+	char b[32];
+	int ret;
+
+	ret = htw_schedule_many(s->h, &e, 1);
+	if (ret < 0) {
+		err("schedule '%s' (%s): %s%s", t->name,
+		    fmt_dur(b, sizeof(b), t->delay_ns), strerror(-ret),
+		    ret == -EINVAL ? " (a period must be at least one tick)" : "");
+		s->status = EXIT_FAIL;
+		t->done = true;
+		return ret;
+	}
+	t->handle = e.handle;
+	return 0;
+}
+
+/* Schedule every timer given on the command line, as one batch. */
+static int schedule_all(struct session *s)
+{
+	struct htw_timer_entry e[MAX_TIMERS];
+	unsigned int i;
+	int ret;
+
+	if (!s->ntimers)
+		return 0;
+	memset(e, 0, sizeof(e[0]) * s->ntimers);
+	for (i = 0; i < s->ntimers; i++) {
+		e[i].cookie = s->timers[i].cookie;
+		e[i].expires = s->timers[i].delay_ns;
+		e[i].period_ns = s->timers[i].period_ns;
+		e[i].slack_ns = s->slack_ns;
+	}
+	ret = htw_schedule_many(s->h, e, s->ntimers);
+	if (ret < 0 && s->ntimers == 1)
+		return schedule_timer(s, &s->timers[0]);
+	/* Even a partial batch: the drain report names what did get in. */
+	for (i = 0; ret > 0 && i < (unsigned int)ret; i++)
+		s->timers[i].handle = e[i].handle;
+	if (ret != (int)s->ntimers) {
+		err("schedule: %s", ret < 0 ? strerror(-ret) :
+		    "the device took only part of the batch (max-pending?)");
+		s->status = EXIT_FAIL;
+		return ret < 0 ? ret : -ENOSPC;
+	}
+	return 0;
+}
+
+static void cancel_timer(struct session *s, const char *name)
+{
+	struct timer *t = find_timer(s, name);
+	uint64_t now = htw_now(s->h) - s->start_ns;
+	int ret;
+
+	/* A bad stdin line, like the --cancel that session_run() refuses. */
+	if (!t) {
+		err("cancel: no timer named '%s'", name);
+		s->status = EXIT_USAGE;
+		return;
+	}
+	ret = htw_cancel(s->h, t->handle);
+	/* A one-shot timer whose record we read is unknown to the kernel. */
+	if (ret == -ENOENT && t->fired && !t->period_ns)
+		ret = -EALREADY;
+	print_cancel(now, t->name, ret);
+	if (ret == 0)
+		t->done = true;
+}
+
+/* Cancel what is left and say what never ran. */
+static void drain_report(struct session *s)
+{
+	struct htw_unexpired u[64];
+	int n;
+
+	n = htw_drain(s->h, u, ARRAY_SIZE(u));
+	if (n < 0) {
+		err("drain: %s", strerror(-n));
+		s->status = EXIT_FAIL;
+		return;
+	}
+	print_never_ran(s, u, n, ARRAY_SIZE(u));
+}
+
+/* ---- the event loop ---- */
+
+static bool all_done(struct session *s)
+{
+	unsigned int i;
+
+	if (s->read_stdin)
+		return false;
+	for (i = 0; i < s->ntimers; i++)
+		if (!s->timers[i].done)
+			return false;
+	for (i = 0; i < s->ncancels; i++)
+		if (!s->cancels[i].done)
+			return false;
+	return true;
+}
+
+/* Run due --cancel actions; the time until the next one, or UINT64_MAX. */
+static uint64_t run_cancels(struct session *s, uint64_t elapsed)
+{
+	uint64_t next = UINT64_MAX;
+	unsigned int i;
+
+	for (i = 0; i < s->ncancels; i++) {
+		struct cancel_at *c = &s->cancels[i];
+
+		if (c->done)
+			continue;
+		if (c->at_ns <= elapsed) {
+			cancel_timer(s, c->name);
+			c->done = true;
+		} else if (c->at_ns - elapsed < next) {
+			next = c->at_ns - elapsed;
+		}
+	}
+	return next;
+}
+
+/* Print @r and note what it says about its timer. */
+static void take_expiry(struct session *s, const struct htw_expiry *r)
+{
+	struct timer *t = timer_by_handle(s, r->handle);
+
+	print_expiry(s, t, r);
+	if (t) {
+		t->fired = true;
+		t->done |= !(r->flags & HTW_EXPIRY_PERIODIC);
+	}
+}
+
+static void read_expiries(struct session *s)
+{
+	struct htw_expiry r[64];
+	int n, i;
+
+	while ((n = htw_read(s->h, r, 64)) > 0)
+		for (i = 0; i < n; i++)
+			take_expiry(s, &r[i]);
+	if (n < 0) {
+		err("read: %s", strerror(-n));
+		s->status = EXIT_FAIL;
+	}
+}
+
+static void stdin_command(struct session *s, char *line)
+{
+	char *cmd = strtok(line, " \t"), *a1 = strtok(NULL, " \t");
+	char *a2 = strtok(NULL, " \t");
+	char arg[128];
+	bool every;
+
+	if (!cmd || *cmd == '#')
+		return;
+	every = !strcmp(cmd, "every");
+	if ((every || !strcmp(cmd, "at")) && a1) {
+		snprintf(arg, sizeof(arg), "%s%s%s", a1, a2 ? ":" : "", a2 ?: "");
+		if (add_timer(s, arg, every, s->ntimers))
+			s->status = EXIT_USAGE;
+		else
+			schedule_timer(s, &s->timers[s->ntimers - 1]);
+	} else if (!strcmp(cmd, "cancel") && a1) {
+		cancel_timer(s, a1);
+	} else if (!strcmp(cmd, "stats")) {
+		print_stats(s->h, s->json);
+	} else {
+		err("stdin: unknown command '%s' (%s)", cmd,
+		    "at DUR [NAME], every DUR [NAME], cancel NAME, stats");
+		s->status = EXIT_USAGE;
+	}
+}
+
+/* Take what stdin has; false at end of file. */
+static bool read_stdin(struct session *s)
+{
+	ssize_t n = read(0, s->line + s->line_len,
+			 sizeof(s->line) - 1 - s->line_len);
+	char *nl;
+
+	if (n <= 0) {
+		if (s->line_len) {
+			s->line[s->line_len] = '\0';
+			stdin_command(s, s->line);
+		}
+		return n < 0 && errno == EINTR;
+	}
+	s->line_len += n;
+	s->line[s->line_len] = '\0';
+	while ((nl = strchr(s->line, '\n'))) {
+		*nl = '\0';
+		stdin_command(s, s->line);
+		s->line_len -= nl + 1 - s->line;
+		memmove(s->line, nl + 1, s->line_len + 1);
+	}
+	/* A line longer than the buffer: take it as it is. */
+	if (s->line_len == sizeof(s->line) - 1) {
+		stdin_command(s, s->line);
+		s->line_len = 0;
+	}
+	return true;
+}
+
+static struct timespec ts_of(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / HTW_NSEC_PER_SEC,
+		.tv_nsec = ns % HTW_NSEC_PER_SEC,
+	};
+	return ts;
+}
+
+/* One wait; false once the session should end. */
+static bool loop_once(struct session *s, const sigset_t *unblocked)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = htw_fd(s->h), .events = POLLIN },
+		{ .fd = 0, .events = POLLIN },
+	};
+	uint64_t elapsed = htw_now(s->h) - s->start_ns, wait;
+	struct timespec ts;
+	int n;
+
+	if (s->for_ns && elapsed >= s->for_ns)
+		return false;
+	wait = run_cancels(s, elapsed);
+	if (s->for_ns && s->for_ns - elapsed < wait)
+		wait = s->for_ns - elapsed;
+	if (all_done(s))
+		return false;
+	ts = ts_of(wait);
+	n = ppoll(pfd, s->read_stdin ? 2 : 1, wait == UINT64_MAX ? NULL : &ts,
+		  unblocked);
+	if (n < 0)
+		return errno != EINTR;
+	if (pfd[0].revents)
+		read_expiries(s);
+	if (s->read_stdin && pfd[1].revents)
+		s->read_stdin = read_stdin(s);
+	return true;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+static void run_loop(struct session *s)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t block, old;
+
+	/* A handler that does nothing: the signal's only job is EINTR. */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* SIGINT/SIGTERM only interrupt ppoll(): the session still drains. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
+	sigdelset(&old, SIGINT);
+	sigdelset(&old, SIGTERM);
+	while (loop_once(s, &old))
+		;
+	/* Records that arrived with the end still count as fired. */
+	read_expiries(s);
+}
+
+int session_run(struct session *s)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < s->ncancels; i++) {
+		if (!find_timer(s, s->cancels[i].name)) {
+			err("--cancel: no timer named '%s'", s->cancels[i].name);
+			return EXIT_USAGE;
+		}
+	}
+	ret = session_open(s);
+	if (ret)
+		return ret;
+	s->start_ns = htw_now(s->h);
+	if (!schedule_all(s))
+		run_loop(s);
+	drain_report(s);
+	if (s->show_stats && print_stats(s->h, s->json))
+		s->status = EXIT_FAIL;
+	htw_close(s->h);
+	return s->status;
+}
