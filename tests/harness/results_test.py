@@ -88,7 +88,7 @@ class Runs(unittest.TestCase):
         for run, tap in ((self.uml, TAP_UML), (self.qemu, TAP_UML.replace(' # SKIP no such thing', ''))):
             write(f'{run}/selftests/prog.tap', tap)
             write(f'{run}/selftests/prog.rc', '0\n')
-            write(f'{run}/uml.rc', '0\n')
+            write(f'{run}/kernel.rc', '0\n')
             write(f'{run}/stage.rc', '0\n')
             write(f'{run}/console.log', 'htwheel: stage finished, powering off\n')
         write(f'{self.uml}/kunit/s1.ktap', KTAP)
@@ -233,7 +233,7 @@ class Runs(unittest.TestCase):
         write(f'{self.qemu}/selftests/prog.tap', 'TAP version 13\n1..3\nok 1 g.t1\n')
         os.remove(f'{self.qemu}/selftests/prog.rc')
         os.remove(f'{self.qemu}/stage.rc')
-        write(f'{self.qemu}/uml.rc', '137\n')
+        write(f'{self.qemu}/kernel.rc', '137\n')
         self.assertFails('qemu: selftests prog: g.t2: never ran',
                          'qemu: selftests prog: g.t3: never ran',
                          'qemu: the kernel did not power off in time',

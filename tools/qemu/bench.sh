@@ -53,6 +53,6 @@ htw_log "booting Debian's $abi-$flavour under qemu, $HTW_QEMU_CPUS CPUs: benchma
 accel=tcg
 [ "${HTW_QEMU_ACCEL:-tcg}" = kvm ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] && accel=kvm
 printf 'debian %s %s %s %s\n' "$abi-$flavour" "$version" "$HTW_QEMU_CPUS" "$accel" >"$run/qemu.txt"
-htw_log "  qemu exit $(cat "$run/uml.rc"), $(cat "$run/seconds.txt") s"
-[ "$(cat "$run/uml.rc")" = 0 ] || echo "qemu exited with $(cat "$run/uml.rc") (see console.log)" >>"$run/errors"
+htw_log "  qemu exit $(cat "$run/kernel.rc"), $(cat "$run/seconds.txt") s"
+[ "$(cat "$run/kernel.rc")" = 0 ] || echo "qemu exited with $(cat "$run/kernel.rc") (see console.log)" >>"$run/errors"
 exit 0

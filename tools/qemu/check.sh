@@ -60,7 +60,7 @@ for f in $HTW_QEMU_FLAVOURS; do
 		echo "module build: $w" >>"$run/errors"
 	done <"$mobj/warnings"
 	cp "$mobj/build.log" "$run/module-build.log"
-	htw_log "  $f: qemu exit $(cat "$run/uml.rc"), $(cat "$run/seconds.txt") s"
+	htw_log "  $f: qemu exit $(cat "$run/kernel.rc"), $(cat "$run/seconds.txt") s"
 	dirs+=("$run")
 done
 

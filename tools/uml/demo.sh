@@ -14,5 +14,5 @@ htw_log "booting UML (log: $run/console.log)"
 # Show the stage's own output: everything between its start and end marks.
 sed -n '/^htwheel: stage .* starting/,/^htwheel: stage finished/p' "$run/console.log" |
 	sed '1d;$d'
-[ "$(cat "$run/uml.rc")" = 0 ] && [ "$(cat "$run/stage.rc" 2>/dev/null)" = 0 ] ||
+[ "$(cat "$run/kernel.rc")" = 0 ] && [ "$(cat "$run/stage.rc" 2>/dev/null)" = 0 ] ||
 	htw_die "demo failed; see $run/console.log"
