@@ -22,9 +22,15 @@ export HTWHEEL_CACHE
 CC ?= cc
 USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
 	-I$(CURDIR)/include/uapi $(CFLAGS)
-HARNESS_CFLAGS := -I$(KSRC)/tools/testing/selftests -Wno-unused-parameter -Wno-sign-compare -Wno-clobbered
+# The test programs use the kernel's kselftest harness and the helpers of
+# tests/include.
+HARNESS_CFLAGS := -I$(KSRC)/tools/testing/selftests -I$(CURDIR)/tests/include \
+	-Wno-unused-parameter -Wno-sign-compare -Wno-clobbered
+HARNESS_DEPS := $(wildcard tests/include/*.h) include/uapi/linux/htwheel.h
 
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
+# The SMP stress runs everywhere the device tests run: UML and qemu.
+STRESS_TESTS := $(patsubst tests/stress/%.c,$(BUILD)/tests/%,$(wildcard tests/stress/*_test.c))
 
 .PHONY: all modules modules_install userprogs selftests kernel check fuzz demo clean help
 
@@ -39,9 +45,13 @@ modules_install:
 userprogs: $(PROGS)
 
 # Test programs are static so that every test kernel can run them as they are.
-selftests: $(SELFTESTS)
+selftests: $(SELFTESTS) $(STRESS_TESTS)
 
-$(BUILD)/tests/%: tests/selftests/%.c tests/selftests/htwheel_util.h include/uapi/linux/htwheel.h
+$(BUILD)/tests/%: tests/selftests/%.c $(HARNESS_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $<
+
+$(BUILD)/tests/%: tests/stress/%.c $(HARNESS_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $<
 

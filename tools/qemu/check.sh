@@ -24,11 +24,7 @@ report=0
 
 htw_qemu_deps
 
-# User programs and tests (the stress test's rule is in qemu.mk, which the
-# top-level Makefile may or may not include yet).
-mkargs=()
-grep -q 'tools/qemu/qemu.mk' "$HTW_TOP/Makefile" || mkargs=(-f Makefile -f tools/qemu/qemu.mk)
-make -s -C "$HTW_TOP" "${mkargs[@]}" userprogs selftests >&2 ||
+make -s -C "$HTW_TOP" userprogs selftests >&2 ||
 	htw_die "building the user-space programs and tests failed"
 
 read -r abi version root < <("$HTW_TOP/tools/qemu/fetch.sh") || htw_die "fetching Debian's kernels failed"
