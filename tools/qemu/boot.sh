@@ -12,7 +12,7 @@
 # HTW_QEMU_ACCEL: "tcg" (default: qemu's multi-threaded TCG, as on any
 # machine) or "kvm" (when /dev/kvm is usable, else TCG).
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 kernel=$1 initrd=$2 run=$3
 shift 3

@@ -11,5 +11,5 @@
 
 .PHONY: check-qemu
 
-check-qemu:
+check-qemu: userprogs selftests
 	tools/qemu/check.sh --report

@@ -8,7 +8,7 @@
 # The console goes to RUNDIR/console.log.  A boot that does not power off
 # within HTW_BOOT_TIMEOUT seconds (default 900) is killed and fails.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 flavour=$1 stage=$2 run=$3
 shift 3

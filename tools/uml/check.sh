@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# `make check`: build what is missing, boot the debug UML kernel twice
-# (real time, then time travel for long delays), boot Debian's 6.1 generic
-# and PREEMPT_RT kernels under qemu with 2 CPUs, and report every test.
-# HTW_SKIP_QEMU=1 leaves the qemu part out (a quicker local loop).
+# `make check`, once make has built the programs (build/userprogs.list,
+# build/selftests.list): test the harness itself on the host, build the
+# debug UML kernel and the modules if they are missing or out of date, boot
+# UML twice (real time, then time travel for long delays), boot Debian's
+# 6.1 generic and PREEMPT_RT kernels under qemu with 2 CPUs, and report
+# every test.  HTW_SKIP_QEMU=1 leaves the qemu part out (a quicker local
+# loop).  The README's "How `make check` works" has the steps in order.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 runs=$HTW_TOP/build/runs
 # results.py judges every boot below; first check that it still catches
@@ -18,7 +21,6 @@ echo "$rc" >"$runs/host/selftests/results_test.rc"
 
 "$HTW_TOP/tools/uml/kernel.sh" build debug
 "$HTW_TOP/tools/uml/module.sh" debug
-make -s -C "$HTW_TOP" userprogs selftests
 
 boots=("$runs/host" "$runs/check-rt" "$runs/check-tt")
 # The two UML boots are independent and each uses one CPU: run them side by

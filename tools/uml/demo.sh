@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# `make demo`: build what is missing, boot UML, load htwheel and run the
-# CLI against /dev/htwheel, printing what it shows.
+# `make demo`, once make has built the CLI: build the kernel and the module
+# if needed, boot UML, load htwheel and run the CLI against /dev/htwheel,
+# printing what it shows.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 "$HTW_TOP/tools/uml/kernel.sh" build debug
 "$HTW_TOP/tools/uml/module.sh" debug
-make -s -C "$HTW_TOP" userprogs
 
 run=$HTW_TOP/build/runs/demo
 htw_log "booting UML (log: $run/console.log)"
