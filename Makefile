@@ -2,7 +2,7 @@
 #
 # htwheel: a hashed timing wheel for user space, as a kernel module.
 # `make help` lists every target and every setting read from the
-# environment.
+# environment; tests/harness/make_help_test.py keeps that list complete.
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
 BUILD := $(CURDIR)/build

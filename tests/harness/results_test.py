@@ -17,6 +17,8 @@ import sys
 import tempfile
 import unittest
 
+from tap import run_as_tap
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(TOP, 'tools', 'uml', 'results.py')
 
@@ -340,25 +342,5 @@ class Runs(unittest.TestCase):
         self.assertEqual(out.splitlines()[-1], '10 passed, 0 failed, 1 skipped')
 
 
-def main():
-    """Each case as one TAP result (kselftest style: "ok N Class.case")."""
-    tests = list(unittest.defaultTestLoader.loadTestsFromTestCase(Runs))
-    print('TAP version 13')
-    print(f'1..{len(tests)}')
-    failed = 0
-    for i, t in enumerate(tests, 1):
-        r = unittest.TestResult()
-        t.run(r)
-        name = 'results.' + t.id().rsplit('.', 1)[1]
-        if r.wasSuccessful():
-            print(f'ok {i} {name}')
-            continue
-        failed += 1
-        for _, tb in r.failures + r.errors:
-            print('\n'.join('# ' + line for line in tb.splitlines()))
-        print(f'not ok {i} {name}')
-    return 1 if failed else 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(run_as_tap(Runs, 'results'))

@@ -11,13 +11,16 @@ set -euo pipefail
 
 runs=$HTW_TOP/build/runs
 # results.py judges every boot below; first check that it still catches
-# each fault it must (its TAP is the boot "host" of tests/manifest.txt).
-htw_log "testing the verdict: tests/harness/results_test.py"
+# each fault it must, and that `make help` still tells every target and
+# knob.  Their TAP is the boot "host" of tests/manifest.txt.
 rm -rf "$runs/host"
 mkdir -p "$runs/host/selftests"
-rc=0
-python3 "$HTW_TOP/tests/harness/results_test.py" >"$runs/host/selftests/results_test.tap" 2>&1 || rc=$?
-echo "$rc" >"$runs/host/selftests/results_test.rc"
+for t in results_test make_help_test; do
+	htw_log "testing the harness: tests/harness/$t.py"
+	rc=0
+	python3 "$HTW_TOP/tests/harness/$t.py" >"$runs/host/selftests/$t.tap" 2>&1 || rc=$?
+	echo "$rc" >"$runs/host/selftests/$t.rc"
+done
 
 "$HTW_TOP/tools/uml/kernel.sh" build debug
 "$HTW_TOP/tools/uml/module.sh" debug
