@@ -1,30 +1,31 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # htwheel: a hashed timing wheel for user space, as a kernel module.
-#
-#   make check      build the UML test kernel, the module and every test; run them
-#   make demo       boot UML, load the module and talk to /dev/htwheel
-#   make fuzz       run the ioctl fuzzer for over a million operations
-#   make            build htwheel.ko against KDIR (default: the running kernel)
-#                   and the user-space programs
-#   make modules KDIR=/lib/modules/$(uname -r)/build
-#
-# Test kernels, their sources and module objects are cached under
-# HTWHEEL_CACHE (default ~/.cache/htwheel).
+# `make help` lists every target and every setting read from the
+# environment; tests/harness/make_help_test.py keeps that list complete.
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
-HTWHEEL_CACHE ?= $(HOME)/.cache/htwheel
-KSRC ?= $(HTWHEEL_CACHE)/linux-6.12
 BUILD := $(CURDIR)/build
 
+# The cache and the Linux source tree in it, as every harness script has
+# them (tools/harness.sh holds the one rule).
+HTW_PATHS := $(shell HTWHEEL_CACHE='$(HTWHEEL_CACHE)' $(CURDIR)/tools/harness.sh paths)
+HTWHEEL_CACHE := $(word 1,$(HTW_PATHS))
+HTW_KSRC := $(word 2,$(HTW_PATHS))
 export HTWHEEL_CACHE
 
-CC ?= cc
 USER_CFLAGS := -O2 -g -Wall -Wextra -Werror=implicit-function-declaration \
 	-I$(CURDIR)/include/uapi $(CFLAGS)
-HARNESS_CFLAGS := -I$(KSRC)/tools/testing/selftests -Wno-unused-parameter -Wno-sign-compare -Wno-clobbered
+# The test programs use the kernel's kselftest harness, from the source
+# tree tools/uml/kernel.sh unpacks, and the helpers of tests/include.
+KSELFTEST_HARNESS := $(HTW_KSRC)/tools/testing/selftests/kselftest_harness.h
+HARNESS_CFLAGS := -I$(dir $(KSELFTEST_HARNESS)) -I$(CURDIR)/tests/include \
+	-Wno-unused-parameter -Wno-sign-compare -Wno-clobbered
+HARNESS_DEPS := $(KSELFTEST_HARNESS) $(wildcard tests/include/*.h) include/uapi/linux/htwheel.h
 
 SELFTESTS := $(patsubst tests/selftests/%.c,$(BUILD)/tests/%,$(wildcard tests/selftests/*_test.c))
+# The SMP stress runs everywhere the device tests run: UML and qemu.
+STRESS_TESTS := $(patsubst tests/stress/%.c,$(BUILD)/tests/%,$(wildcard tests/stress/*_test.c))
 
 .PHONY: all modules modules_install userprogs selftests kernel check fuzz demo clean help
 
@@ -36,30 +37,45 @@ modules:
 modules_install:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 
-userprogs: $(PROGS)
+# Each group of programs is listed, as this make built it, in
+# build/GROUP.list: the test boots run and stage the programs a list names,
+# never whatever else build/ holds, so a program whose source is gone, or
+# one this make did not build, never runs.
+define htw_list_programs
+	@mkdir -p $(BUILD)
+	@printf '%s\n' $(sort $(filter $(BUILD)/%,$^)) >$(BUILD)/$@.list
+endef
 
-# Test programs are static so that every test kernel can run them as they are.
-selftests: $(SELFTESTS)
+# The rules of tools/lib/htwheel.mk and tools/bench/bench.mk add their
+# programs here.
+userprogs:
+	$(htw_list_programs)
 
-$(BUILD)/tests/%: tests/selftests/%.c tests/selftests/htwheel_util.h include/uapi/linux/htwheel.h
+# Test programs are static so that every test kernel can run them as they
+# are.  tools/lib/htwheel.mk adds the library's tests.
+selftests: $(SELFTESTS) $(STRESS_TESTS)
+	$(htw_list_programs)
+
+$(BUILD)/tests/%: tests/selftests/%.c $(HARNESS_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $<
 
+$(BUILD)/tests/%: tests/stress/%.c $(HARNESS_DEPS)
+	@mkdir -p $(dir $@)
+	$(CC) $(USER_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $<
+
+$(KSELFTEST_HARNESS):
+	tools/uml/kernel.sh source
+
 # The 32-bit side of htwheel_abi_test's compat_ioctl test: the same source
-# built with -m32, which needs gcc-multilib (installed with apt here, as
-# tools/uml/kernel.sh installs what it needs).  It is not a *_test: the
+# built with -m32, which needs gcc-multilib.  It is not a *_test: the
 # 64-bit test runs it where the kernel runs 32-bit programs.
 COMPAT32 := $(BUILD)/tests/htwheel_compat32
 selftests: $(COMPAT32)
 
 $(COMPAT32): tests/selftests/htwheel_abi_test.c include/uapi/linux/htwheel.h
 	@mkdir -p $(dir $@)
-	@dpkg-query -W -f='$${Status}\n' gcc-multilib 2>/dev/null | grep -q '^install ok installed$$' || { \
-		echo "[htwheel] installing with apt: gcc-multilib" >&2; \
-		sudo=; [ "$$(id -u)" -eq 0 ] || sudo=sudo; \
-		$$sudo apt-get update -qq >/dev/null && \
-		DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends \
-			gcc-multilib >/dev/null; }
+	@tools/harness.sh apt-install gcc-multilib
 	$(CC) -m32 -DHTW_COMPAT32_HELPER $(USER_CFLAGS) -static -o $@ $<
 
 kernel:
@@ -67,25 +83,88 @@ kernel:
 
 # Each part of the tree keeps its own rules: the library, CLI and examples
 # (tools/lib/htwheel.mk), the benchmark (tools/bench/bench.mk), Debian's
-# kernels under qemu (tools/qemu/qemu.mk).  They add
-# their programs to `userprogs` and their tests to `selftests`.
--include tools/lib/htwheel.mk
--include tools/bench/bench.mk
--include tools/qemu/qemu.mk
+# kernels under qemu (tools/qemu/qemu.mk).
+include tools/lib/htwheel.mk
+include tools/bench/bench.mk
+include tools/qemu/qemu.mk
 
-check:
+# The steps after the programs are in tools/uml/check.sh and the README's
+# "How `make check` works".
+check: userprogs selftests
 	tools/uml/check.sh
 
 # A long fuzzer run (>= 10^6 operations); `make check` runs a short one.
-fuzz:
+fuzz: selftests
 	tools/uml/fuzz.sh
 
-demo:
+demo: userprogs
 	tools/uml/demo.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
 	rm -rf $(BUILD)
 
+define HTW_HELP
+Targets:
+  all              modules and userprogs (the default)
+  modules          htwheel.ko against KDIR
+  modules_install  install it among KDIR's kernel's modules
+  userprogs        libhtwheel, the htwheel CLI, the echo server, the bench
+                   program (build/; listed in build/userprogs.list)
+  selftests        every test program (build/tests/; build/selftests.list)
+  htw-lib          libhtwheel only (build/lib/)
+  install          header, libraries, libhtwheel.pc, man pages and the CLI
+                   into DESTDIR PREFIX
+  htw-install      what install does; the pkg-config tests run it into
+                   build/destdir
+  kernel           the debug UML kernel, in HTWHEEL_CACHE
+  check            every test: the harness's own, UML (KUnit and user space,
+                   real time and time travel), Debian 6.1 generic and RT
+                   under qemu; ends "N passed, N failed"
+  check-qemu       only the Debian kernels under qemu
+  fuzz             a long ioctl fuzzer run in UML (over 10^6 operations)
+  demo             boot UML, load htwheel.ko and use the CLI
+  bench            the benchmark: UML, then Debian 6.1 under qemu
+  bench-progs      only the user-space bench program (build/bench-progs.list)
+  clean            remove build/ and the objects in the tree
+  help             this text
+
+Settings (make variables or the environment):
+  KDIR=DIR                 kernel build tree of `make modules`
+                           (default: the running kernel's)
+  CC, CFLAGS               compiler and extra flags of the user programs
+  PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR
+                           where `make install` puts things
+  HTWHEEL_CACHE=DIR        kernels, sources and module objects
+                           (default ~/.cache/htwheel)
+  HTW_JOBS=N               jobs of a UML kernel build (default: all CPUs)
+  HTW_SKIP_QEMU=1          `make check` without the qemu boots
+  HTW_BOOT_TIMEOUT=S       seconds before a UML boot is killed (900; fuzz 1800)
+  HTW_UML_MEM=SIZE         UML's memory (1G; bench 2G)
+  HTW_STRESS_SECONDS=S     length of each stress test variant (2)
+  HTW_QEMU_FLAVOURS        Debian kernels to boot ("amd64 rt-amd64")
+  HTW_QEMU_CPUS, HTW_QEMU_MEM
+                           guest CPUs (2) and MiB (1024)
+  HTW_QEMU_TIMEOUT=S       seconds before a qemu boot is killed (240; bench 300)
+  HTW_QEMU_ACCEL           tcg (default) or kvm
+  HTW_DEBIAN_ABI, HTW_DEBIAN_VERSION
+                           pin the Debian kernel (e.g. 6.1.0-57, 6.1.192-3)
+  HTW_FUZZ_SEED, HTW_FUZZ_OPS, HTW_FUZZ_THREADS, HTW_FUZZ_PROCS
+                           the fuzzer's seed, operations per thread, threads
+                           and processes
+  HTW_BENCH=1              Kbuild: also build htwheel_bench.ko, and export
+                           the test hooks it drives
+  HTW_BENCH_N, HTW_BENCH_SIZES
+                           user-space timers (100000) and in-kernel pending
+                           counts (1000,10000,100000,1000000) of `make bench`
+  HTW_BENCH_SKIP_QEMU=1    `make bench` without the qemu boot
+  HTW_QEMU_BENCH_FLAVOUR, HTW_QEMU_BENCH_N, HTW_QEMU_BENCH_SIZES
+                           the same for the qemu bench boot (amd64,
+                           HTW_BENCH_N, HTW_BENCH_SIZES)
+  CI                       set by CI runners; nothing reads it: .ci/run is
+                           `make check`, the same as anywhere
+endef
+export HTW_HELP
+
 help:
-	@sed -n '3,14p' Makefile
+	@printf '%s\n' "$$HTW_HELP"

@@ -17,6 +17,8 @@ import sys
 import tempfile
 import unittest
 
+from tap import run_as_tap
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULTS = os.path.join(TOP, 'tools', 'uml', 'results.py')
 
@@ -88,7 +90,7 @@ class Runs(unittest.TestCase):
         for run, tap in ((self.uml, TAP_UML), (self.qemu, TAP_UML.replace(' # SKIP no such thing', ''))):
             write(f'{run}/selftests/prog.tap', tap)
             write(f'{run}/selftests/prog.rc', '0\n')
-            write(f'{run}/uml.rc', '0\n')
+            write(f'{run}/kernel.rc', '0\n')
             write(f'{run}/stage.rc', '0\n')
             write(f'{run}/console.log', 'htwheel: stage finished, powering off\n')
         write(f'{self.uml}/kunit/s1.ktap', KTAP)
@@ -233,7 +235,7 @@ class Runs(unittest.TestCase):
         write(f'{self.qemu}/selftests/prog.tap', 'TAP version 13\n1..3\nok 1 g.t1\n')
         os.remove(f'{self.qemu}/selftests/prog.rc')
         os.remove(f'{self.qemu}/stage.rc')
-        write(f'{self.qemu}/uml.rc', '137\n')
+        write(f'{self.qemu}/kernel.rc', '137\n')
         self.assertFails('qemu: selftests prog: g.t2: never ran',
                          'qemu: selftests prog: g.t3: never ran',
                          'qemu: the kernel did not power off in time',
@@ -340,25 +342,5 @@ class Runs(unittest.TestCase):
         self.assertEqual(out.splitlines()[-1], '10 passed, 0 failed, 1 skipped')
 
 
-def main():
-    """Each case as one TAP result (kselftest style: "ok N Class.case")."""
-    tests = list(unittest.defaultTestLoader.loadTestsFromTestCase(Runs))
-    print('TAP version 13')
-    print(f'1..{len(tests)}')
-    failed = 0
-    for i, t in enumerate(tests, 1):
-        r = unittest.TestResult()
-        t.run(r)
-        name = 'results.' + t.id().rsplit('.', 1)[1]
-        if r.wasSuccessful():
-            print(f'ok {i} {name}')
-            continue
-        failed += 1
-        for _, tb in r.failures + r.errors:
-            print('\n'.join('# ' + line for line in tb.splitlines()))
-        print(f'not ok {i} {name}')
-    return 1 if failed else 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(run_as_tap(Runs, 'results'))

@@ -30,7 +30,7 @@
 #include <linux/htwheel.h>
 
 #include "kselftest_harness.h"
-#include "../selftests/htwheel_util.h"
+#include "htwheel_util.h"
 
 #define US		1000ULL
 #define MS		1000000ULL

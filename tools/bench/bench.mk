@@ -14,6 +14,7 @@ BENCH_PROGS := $(BUILD)/bench/htwheel_ubench
 .PHONY: bench bench-progs
 
 bench-progs: $(BENCH_PROGS)
+	$(htw_list_programs)
 
 userprogs: $(BENCH_PROGS)
 
@@ -21,5 +22,5 @@ $(BUILD)/bench/htwheel_ubench: tools/bench/htwheel_ubench.c include/uapi/linux/h
 	@mkdir -p $(dir $@)
 	$(CC) $(USER_CFLAGS) -static -o $@ $< -lrt
 
-bench:
+bench: bench-progs
 	tools/bench/bench.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make bench`: build the lean um-bench kernel (cached), htwheel.ko and
-# htwheel_bench.ko for it, the user-space bench program; boot UML twice
+# `make bench`, once make has built the user-space bench program: build the
+# lean um-bench kernel (cached), htwheel.ko and htwheel_bench.ko for it
+# (tools/harness.sh: W=1 and sparse, any warning fails); boot UML twice
 # (real time: everything; time travel: the idle hour), then Debian's 6.1
 # generic kernel under qemu with 2 CPUs (tools/qemu/bench.sh: the same
 # benchmarks but the idle hour), and print the table.
@@ -10,9 +11,7 @@
 # HTW_UML_MEM (default 2G here), HTW_BENCH_SKIP_QEMU=1 (UML only).
 # Results: build/bench/.
 set -euo pipefail
-top=$(cd "$(dirname "$0")/../.." && pwd)
-. "$top/tools/uml/common.sh"
-. "$top/tools/uml/mirror.sh"
+. "$(dirname "$0")/../harness.sh"
 
 out=$HTW_TOP/build/bench
 mkdir -p "$out"
@@ -20,19 +19,12 @@ start=$(date +%s)
 
 "$HTW_TOP/tools/uml/kernel.sh" build bench
 
-# htwheel.ko and htwheel_bench.ko, built in a mirror of their sources so the
-# work tree stays clean (tools/uml/module.sh does the same without the bench).
-kobj=$(htw_kobj bench)
+# htwheel.ko and htwheel_bench.ko; the bench module drives htwheel.ko's test
+# hooks, which only HTW_BENCH=1 builds export (Kbuild).
 mobj=$(htw_modobj bench)-bench
-htw_mirror_sources "$mobj/src-mirror"
 htw_log "building htwheel.ko and htwheel_bench.ko for um-bench"
-if ! make -s -C "$kobj" M="$mobj/src-mirror" ARCH=um HTW_BENCH=1 modules 2>&1 |
-	sed "s|$mobj/src-mirror/||g" >&2; then
+htw_build_modules "$(htw_kobj bench)" "$mobj" ARCH=um HTW_BENCH=1 ||
 	htw_die "module build against um-bench failed"
-fi
-cp -p "$mobj/src-mirror/htwheel.ko" "$mobj/src-mirror/htwheel_bench.ko" "$mobj/"
-
-make -s -C "$HTW_TOP" bench-progs
 
 export HTW_UML_MEM=${HTW_UML_MEM:-2G}
 export HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-900}

@@ -5,8 +5,10 @@
 #
 #   tools/qemu/bench.sh RUNDIR
 #
-# Builds htwheel.ko and htwheel_bench.ko against the Debian headers
-# (tools/qemu/module.sh with HTW_BENCH=1), an initramfs whose stage is the
+# Run by tools/bench/bench.sh (`make bench`), after make has built the
+# bench program (build/bench-progs.list).  Builds htwheel.ko and
+# htwheel_bench.ko against the Debian headers (tools/harness.sh's
+# htw_build_modules with HTW_BENCH=1), an initramfs whose stage is the
 # UML bench stage, tools/bench/stage-bench.sh (htw_set=rt: in-kernel bench,
 # then htwheel_ubench sched, deliver, mem and a short idle window; the idle
 # hour needs UML's time travel and is not run), boots once and leaves the
@@ -24,7 +26,7 @@
 # and the settings of tools/qemu/check.sh (HTW_QEMU_CPUS, HTW_QEMU_MEM,
 # HTW_QEMU_ACCEL, HTW_DEBIAN_ABI/VERSION) tune it.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 [ $# -eq 1 ] || htw_die "usage: $0 RUNDIR"
 run=$1
@@ -33,17 +35,16 @@ n=${HTW_QEMU_BENCH_N:-${HTW_BENCH_N:-100000}}
 sizes=${HTW_QEMU_BENCH_SIZES:-${HTW_BENCH_SIZES:-1000,10000,100000,1000000}}
 export HTW_QEMU_TIMEOUT=${HTW_QEMU_TIMEOUT:-300}
 
-htw_qemu_deps
-make -s -C "$HTW_TOP" bench-progs >&2 || htw_die "building the user-space bench program failed"
+htw_apt_install $HTW_QEMU_APT_PKGS
 
 read -r abi version root < <("$HTW_TOP/tools/qemu/fetch.sh") || htw_die "fetching Debian's kernels failed"
 kdir=$root/usr/src/linux-headers-$abi-$flavour
 mobj=$HTWHEEL_CACHE/module/debian-$abi-$flavour-bench
 htw_log "building htwheel.ko and htwheel_bench.ko against linux-headers-$abi-$flavour ($version)"
-HTW_BENCH=1 "$HTW_TOP/tools/qemu/module.sh" "$kdir" "$mobj" ||
+htw_build_modules "$kdir" "$mobj" HTW_BENCH=1 ||
 	htw_die "module build against linux-headers-$abi-$flavour failed: see $mobj/build.log"
 "$HTW_TOP/tools/qemu/initramfs.sh" "$mobj" "$mobj/initrd.gz" \
-	"$HTW_TOP/tools/bench/stage-bench.sh" "$HTW_TOP/build/bench" ||
+	"$HTW_TOP/tools/bench/stage-bench.sh" "$HTW_TOP/build/bench-progs.list" ||
 	htw_die "building the bench initramfs failed"
 
 htw_log "booting Debian's $abi-$flavour under qemu, $HTW_QEMU_CPUS CPUs: benchmarks (log: $run/console.log)"
@@ -53,6 +54,6 @@ htw_log "booting Debian's $abi-$flavour under qemu, $HTW_QEMU_CPUS CPUs: benchma
 accel=tcg
 [ "${HTW_QEMU_ACCEL:-tcg}" = kvm ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] && accel=kvm
 printf 'debian %s %s %s %s\n' "$abi-$flavour" "$version" "$HTW_QEMU_CPUS" "$accel" >"$run/qemu.txt"
-htw_log "  qemu exit $(cat "$run/uml.rc"), $(cat "$run/seconds.txt") s"
-[ "$(cat "$run/uml.rc")" = 0 ] || echo "qemu exited with $(cat "$run/uml.rc") (see console.log)" >>"$run/errors"
+htw_log "  qemu exit $(cat "$run/kernel.rc"), $(cat "$run/seconds.txt") s"
+[ "$(cat "$run/kernel.rc")" = 0 ] || echo "qemu exited with $(cat "$run/kernel.rc") (see console.log)" >>"$run/errors"
 exit 0

@@ -5,14 +5,14 @@
 #
 # The console (ttyS0) goes to RUNDIR/console.log; the guest sends its
 # results over ttyS1 (tools/qemu/ship.sh), unpacked here into RUNDIR.
-# qemu's exit status goes to RUNDIR/uml.rc (the name tools/uml/results.py reads): 0
+# qemu's exit status goes to RUNDIR/kernel.rc, as UML's does: 0
 # after a clean power-off, 137 when the boot did not end within
 # HTW_QEMU_TIMEOUT seconds (default 240) and was killed.
 #
 # HTW_QEMU_ACCEL: "tcg" (default: qemu's multi-threaded TCG, as on any
 # machine) or "kvm" (when /dev/kvm is usable, else TCG).
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 kernel=$1 initrd=$2 run=$3
 shift 3
@@ -39,7 +39,7 @@ timeout -s KILL "$timeout" qemu-system-x86_64 "${accel[@]}" \
 	-kernel "$kernel" -initrd "$initrd" \
 	-append "console=ttyS0 panic=-1 oops=panic slab_nomerge htw_cpus=$HTW_QEMU_CPUS $*" \
 	</dev/null >"$run/console.log" 2>&1 || rc=$?
-echo "$rc" >"$run/uml.rc"
+echo "$rc" >"$run/kernel.rc"
 echo "$(($(date +%s) - start))" >"$run/seconds.txt"
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	htw_log "qemu did not power off within ${timeout}s: killed"

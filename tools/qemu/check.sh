@@ -4,35 +4,37 @@
 #
 #   tools/qemu/check.sh [--report]
 #
-# Installs what is missing (qemu, busybox-static), downloads and unpacks the
-# kernels into $HTWHEEL_CACHE/debian, builds htwheel.ko against each header
-# tree (W=1; any warning fails the run), builds an initramfs per kernel,
-# boots each once (one emulator at a time) and prints the run directory of
-# every boot on stdout, one per line, for tools/uml/results.py.  Logs go to
-# stderr.  Exits 0 whatever the tests did; non-zero only when the harness
-# itself could not run.  --report runs results.py on the boots afterwards
-# (and exits with its status).
+# Run by `make check` (through tools/uml/check.sh) and `make check-qemu`,
+# after make has built the programs listed in build/userprogs.list and
+# build/selftests.list.  Installs what is missing (qemu, busybox-static,
+# the compiler the headers name), downloads and unpacks the kernels into
+# $HTWHEEL_CACHE/debian, builds htwheel.ko against each header tree
+# (tools/harness.sh: W=1 and sparse, any warning fails that kernel's run),
+# builds an initramfs per kernel, boots each once (one emulator at a time)
+# and prints the run directory of every boot on stdout, one per line, for
+# tools/uml/results.py.  Logs go to stderr.  Exits 0 whatever the tests
+# did; non-zero only when the harness itself could not run.  --report runs
+# results.py on the boots afterwards (and exits with its status).
 #
 # HTW_QEMU_FLAVOURS ("amd64 rt-amd64"), HTW_QEMU_CPUS (2), HTW_QEMU_MEM
 # (1024), HTW_QEMU_TIMEOUT (240 s per boot), HTW_QEMU_ACCEL (tcg | kvm),
 # HTW_DEBIAN_ABI + HTW_DEBIAN_VERSION (pin the kernel) tune it.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 report=0
 [ "${1:-}" = --report ] && report=1
 
-htw_qemu_deps
-
-# User programs and tests (the stress test's rule is in qemu.mk, which the
-# top-level Makefile may or may not include yet).
-mkargs=()
-grep -q 'tools/qemu/qemu.mk' "$HTW_TOP/Makefile" || mkargs=(-f Makefile -f tools/qemu/qemu.mk)
-make -s -C "$HTW_TOP" "${mkargs[@]}" userprogs selftests >&2 ||
-	htw_die "building the user-space programs and tests failed"
+htw_apt_install $HTW_QEMU_APT_PKGS
 
 read -r abi version root < <("$HTW_TOP/tools/qemu/fetch.sh") || htw_die "fetching Debian's kernels failed"
 kmaj=$(echo "$abi" | cut -d. -f1,2)
+
+# The shipped module exports nothing: the wheel's API and the test hooks are
+# for the KUnit suites and the benchmark only (src/htw_compat.h).
+exports() {
+	nm "$1" | sed -n 's/.* __ksymtab_\(.*\)/htwheel.ko exports \1 (only test builds may)/p'
+}
 
 runs=$HTW_TOP/build/runs
 dirs=()
@@ -41,26 +43,28 @@ for f in $HTW_QEMU_FLAVOURS; do
 	mobj=$HTWHEEL_CACHE/module/debian-$abi-$f
 	kdir=$root/usr/src/linux-headers-$abi-$f
 	htw_log "building htwheel.ko against linux-headers-$abi-$f ($version)"
-	if ! "$HTW_TOP/tools/qemu/module.sh" "$kdir" "$mobj"; then
+	if ! htw_build_modules "$kdir" "$mobj"; then
 		# A module that does not build is the project's failure, not the harness's.
 		rm -rf "$run"
 		mkdir -p "$run"
-		echo "module build against linux-headers-$abi-$f failed: see $mobj/build.log" >"$run/errors"
+		echo "module build against linux-headers-$abi-$f failed: see $run/module-build.log" >"$run/errors"
+		sed 's/^/module build: /' "$mobj/warnings" >>"$run/errors"
+		cp "$mobj/build.log" "$run/module-build.log"
 		dirs+=("$run")
 		continue
 	fi
-	"$HTW_TOP/tools/qemu/initramfs.sh" "$mobj" "$mobj/initrd.gz" ||
+	"$HTW_TOP/tools/qemu/initramfs.sh" "$mobj" "$mobj/initrd.gz" "$HTW_TOP/tools/qemu/stage.sh" \
+		"$HTW_TOP/build/userprogs.list" "$HTW_TOP/build/selftests.list" ||
 		htw_die "building the initramfs for $f failed"
 	htw_log "booting Debian's $abi-$f under qemu, $HTW_QEMU_CPUS CPUs (log: $run/console.log)"
 	"$HTW_TOP/tools/qemu/boot.sh" "$root/boot/vmlinuz-$abi-$f" "$mobj/initrd.gz" "$run" \
 		htw_mod=/htw/mod htw_bin="$HTW_TOP/build" \
 		${HTW_STRESS_SECONDS:+HTW_STRESS_SECONDS=$HTW_STRESS_SECONDS} ||
 		htw_die "could not boot $abi-$f"
-	while read -r w; do
-		echo "module build: $w" >>"$run/errors"
-	done <"$mobj/warnings"
+	exports "$mobj/htwheel.ko" >>"$run/errors"
+	[ -s "$run/errors" ] || rm -f "$run/errors"
 	cp "$mobj/build.log" "$run/module-build.log"
-	htw_log "  $f: qemu exit $(cat "$run/uml.rc"), $(cat "$run/seconds.txt") s"
+	htw_log "  $f: qemu exit $(cat "$run/kernel.rc"), $(cat "$run/seconds.txt") s"
 	dirs+=("$run")
 done
 

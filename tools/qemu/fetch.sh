@@ -12,7 +12,7 @@
 # boot/vmlinuz-ABI-FLAVOUR is the kernel.  Offline, the newest tree already
 # in the cache is used.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 resolve() {
 	local dep

@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
 # Build the initramfs of a qemu test boot.
 #
-#   tools/qemu/initramfs.sh MODDIR OUT.cpio.gz [STAGE [DIR...]]
+#   tools/qemu/initramfs.sh MODDIR OUT.cpio.gz STAGE LIST...
 #
-# Holds busybox-static as /bin/busybox, tools/qemu/init.sh as /init,
-# STAGE (default tools/qemu/stage.sh) as /htw/stage.sh, MODDIR/*.ko in
-# /htw/mod, and every statically linked program of build/, build/tests/
-# and each further DIR (an absolute path) at its host path (so that tests
-# which find their programs through the build directory work as they do
-# in UML).  Dynamically linked programs and scripts stay out: they are
-# listed on stderr.  tools/qemu/bench.sh passes tools/bench/stage-bench.sh
-# and build/bench.
+# Holds busybox-static as /bin/busybox, tools/qemu/init.sh as /init, STAGE
+# as /htw/stage.sh, MODDIR/*.ko in /htw/mod, and each LIST (a file make
+# wrote, build/GROUP.list) with every statically linked program it names,
+# all at their host paths (so that tests which find their programs through
+# the build directory work as they do in UML).  Only what make listed goes
+# in, never whatever else build/ holds.  Dynamically linked programs and
+# scripts stay out: they are listed on stderr.  tools/qemu/check.sh passes
+# tools/qemu/stage.sh with build/userprogs.list and build/selftests.list,
+# tools/qemu/bench.sh tools/bench/stage-bench.sh with build/bench-progs.list.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
-moddir=$1 out=$2
-stage_script=${3:-$HTW_TOP/tools/qemu/stage.sh}
-shift $(($# < 3 ? $# : 3))
+[ $# -ge 4 ] || htw_die "usage: $0 MODDIR OUT.cpio.gz STAGE LIST..."
+moddir=$1 out=$2 stage_script=$3
+shift 3
 [ -f "$stage_script" ] || htw_die "no stage script $stage_script"
-progs=("$HTW_TOP"/build/* "$HTW_TOP"/build/tests/*)
-for d in "$@"; do
-	case "$d" in /*) ;; *) htw_die "program directory $d is not an absolute path" ;; esac
-	progs+=("$d"/*)
+lists=() progs=()
+for l in "$@"; do
+	case "$l" in /*) ;; *) htw_die "program list $l is not an absolute path" ;; esac
+	[ -f "$l" ] || htw_die "no program list $l: make writes it"
+	lists+=("$l")
+	while read -r p; do
+		[ -n "$p" ] && progs+=("$p")
+	done <"$l"
 done
 bb=/bin/busybox
 # grep -q would quit at the first match and, with pipefail, a busybox killed
@@ -45,9 +50,13 @@ is_static_elf() {
 	! readelf -lW "$1" 2>/dev/null | grep -q 'program interpreter'
 }
 
+for l in "${lists[@]}"; do
+	mkdir -p "$stage$(dirname "$l")"
+	cp "$l" "$stage$l"
+done
 skipped=()
 for f in "${progs[@]}"; do
-	[ -f "$f" ] && [ -x "$f" ] || continue
+	[ -f "$f" ] && [ -x "$f" ] || htw_die "$f, listed by make, is missing"
 	if is_static_elf "$f"; then
 		mkdir -p "$stage$(dirname "$f")"
 		cp "$f" "$stage$f"

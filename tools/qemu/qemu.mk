@@ -9,16 +9,7 @@
 #
 # `make check` (tools/uml/check.sh) calls tools/qemu/check.sh itself.
 
-HTW_STRESS := $(BUILD)/tests/htwheel_stress_test
-
 .PHONY: check-qemu
 
-# The SMP stress runs everywhere the device tests run: UML and qemu.
-selftests: $(HTW_STRESS)
-
-$(HTW_STRESS): tests/stress/htwheel_stress_test.c tests/selftests/htwheel_util.h include/uapi/linux/htwheel.h
-	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $<
-
-check-qemu:
+check-qemu: userprogs selftests
 	tools/qemu/check.sh --report

@@ -1,8 +1,9 @@
 #!/bin/busybox sh
 # Stage run inside a qemu boot of a Debian kernel: load htwheel, run every
-# user-space test (device, library, stress) except the time-travel ones,
-# unload, and leave the results in $HTW_OUT in the layout of the UML runs
-# (selftests/NAME.tap and NAME.rc, errors, dmesg.txt) for results.py.
+# user-space test make built (device, library, stress) except the
+# time-travel ones, unload, and leave the results in $HTW_OUT in the layout
+# of the UML runs (selftests/NAME.tap and NAME.rc, errors, dmesg.txt) for
+# results.py.
 #
 # From the kernel command line: htw_mod (directory of htwheel.ko), htw_bin
 # (the build directory, at its host path), htw_cpus (CPUs asked for),
@@ -21,9 +22,11 @@ insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
 [ -c /dev/htwheel ] || fail "no /dev/htwheel after insmod"
 [ -d /sys/kernel/slab/htw_timer ] || fail "no /sys/kernel/slab/htw_timer (booted without slab_nomerge?)"
 
-# The stress tests last: if one brings the kernel down, the others' results
-# are already out.
-tests=$(ls "$htw_bin"/tests/*_test | grep -v '_stress_test$'; ls "$htw_bin"/tests/*_stress_test 2>/dev/null)
+# The test programs make built (build/selftests.list), the stress tests
+# last: if one brings the kernel down, the others' results are already out.
+# Those the initramfs could not hold (not static) are not there.
+list=$htw_bin/selftests.list
+tests=$(grep '_test$' "$list" | grep -v '_stress_test$'; grep '_stress_test$' "$list")
 for t in $tests; do
 	[ -x "$t" ] || continue
 	n=${t##*/}

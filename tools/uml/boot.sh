@@ -8,7 +8,7 @@
 # The console goes to RUNDIR/console.log.  A boot that does not power off
 # within HTW_BOOT_TIMEOUT seconds (default 900) is killed and fails.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 flavour=$1 stage=$2 run=$3
 shift 3
@@ -27,7 +27,7 @@ TMPDIR=/tmp timeout -s KILL "$timeout" "$kobj/linux" mem=${HTW_UML_MEM:-1G} \
 	htw_out="$run" htw_stage="$stage" \
 	htw_mod="$(htw_modobj "$flavour")" htw_bin="$HTW_TOP/build" \
 	"$@" </dev/null >"$run/console.log" 2>&1 || rc=$?
-echo "$rc" >"$run/uml.rc"
+echo "$rc" >"$run/kernel.rc"
 if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
 	htw_log "UML did not power off within ${timeout}s: killed"
 fi

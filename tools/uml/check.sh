@@ -1,24 +1,29 @@
 #!/usr/bin/env bash
-# `make check`: build what is missing, boot the debug UML kernel twice
-# (real time, then time travel for long delays), boot Debian's 6.1 generic
-# and PREEMPT_RT kernels under qemu with 2 CPUs, and report every test.
-# HTW_SKIP_QEMU=1 leaves the qemu part out (a quicker local loop).
+# `make check`, once make has built the programs (build/userprogs.list,
+# build/selftests.list): test the harness itself on the host, build the
+# debug UML kernel and the modules if they are missing or out of date, boot
+# UML twice (real time, then time travel for long delays), boot Debian's
+# 6.1 generic and PREEMPT_RT kernels under qemu with 2 CPUs, and report
+# every test.  HTW_SKIP_QEMU=1 leaves the qemu part out (a quicker local
+# loop).  The README's "How `make check` works" has the steps in order.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 runs=$HTW_TOP/build/runs
 # results.py judges every boot below; first check that it still catches
-# each fault it must (its TAP is the boot "host" of tests/manifest.txt).
-htw_log "testing the verdict: tests/harness/results_test.py"
+# each fault it must, and that `make help` still tells every target and
+# knob.  Their TAP is the boot "host" of tests/manifest.txt.
 rm -rf "$runs/host"
 mkdir -p "$runs/host/selftests"
-rc=0
-python3 "$HTW_TOP/tests/harness/results_test.py" >"$runs/host/selftests/results_test.tap" 2>&1 || rc=$?
-echo "$rc" >"$runs/host/selftests/results_test.rc"
+for t in results_test make_help_test; do
+	htw_log "testing the harness: tests/harness/$t.py"
+	rc=0
+	python3 "$HTW_TOP/tests/harness/$t.py" >"$runs/host/selftests/$t.tap" 2>&1 || rc=$?
+	echo "$rc" >"$runs/host/selftests/$t.rc"
+done
 
 "$HTW_TOP/tools/uml/kernel.sh" build debug
 "$HTW_TOP/tools/uml/module.sh" debug
-make -s -C "$HTW_TOP" userprogs selftests
 
 boots=("$runs/host" "$runs/check-rt" "$runs/check-tt")
 # The two UML boots are independent and each uses one CPU: run them side by

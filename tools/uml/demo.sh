@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# `make demo`: build what is missing, boot UML, load htwheel and run the
-# CLI against /dev/htwheel, printing what it shows.
+# `make demo`, once make has built the CLI: build the kernel and the module
+# if needed, boot UML, load htwheel and run the CLI against /dev/htwheel,
+# printing what it shows.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 "$HTW_TOP/tools/uml/kernel.sh" build debug
 "$HTW_TOP/tools/uml/module.sh" debug
-make -s -C "$HTW_TOP" userprogs
 
 run=$HTW_TOP/build/runs/demo
 htw_log "booting UML (log: $run/console.log)"
@@ -14,5 +14,5 @@ htw_log "booting UML (log: $run/console.log)"
 # Show the stage's own output: everything between its start and end marks.
 sed -n '/^htwheel: stage .* starting/,/^htwheel: stage finished/p' "$run/console.log" |
 	sed '1d;$d'
-[ "$(cat "$run/uml.rc")" = 0 ] && [ "$(cat "$run/stage.rc" 2>/dev/null)" = 0 ] ||
+[ "$(cat "$run/kernel.rc")" = 0 ] && [ "$(cat "$run/stage.rc" 2>/dev/null)" = 0 ] ||
 	htw_die "demo failed; see $run/console.log"

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# `make fuzz`: a long fuzzer run (over a million operations by default)
-# in the debug UML kernel, then the usual verdict (splats, kmemleak).
+# `make fuzz`, once make has built the tests: a long fuzzer run (over a
+# million operations by default) in the debug UML kernel, then the usual
+# verdict (splats, kmemleak).
 #
 #   HTW_FUZZ_SEED, HTW_FUZZ_OPS (per thread), HTW_FUZZ_THREADS, HTW_FUZZ_PROCS
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
 seed=${HTW_FUZZ_SEED:-$(date +%s)}
 ops=${HTW_FUZZ_OPS:-56000}
@@ -13,7 +14,6 @@ procs=${HTW_FUZZ_PROCS:-6}
 
 "$HTW_TOP/tools/uml/kernel.sh" build debug
 "$HTW_TOP/tools/uml/module.sh" debug
-make -s -C "$HTW_TOP" "$HTW_TOP/build/tests/htwheel_fuzz_test"
 
 run=$HTW_TOP/build/runs/fuzz
 htw_log "fuzzing: seed $seed, $procs processes x $threads threads x $ops operations"

@@ -2,6 +2,7 @@
 # Build (or reuse) the User-Mode Linux kernel htwheel is tested in.
 #
 #   tools/uml/kernel.sh deps            install missing Debian packages
+#   tools/uml/kernel.sh source          and unpack and patch the source only
 #   tools/uml/kernel.sh config FLAVOUR  unpack and configure um-FLAVOUR only
 #   tools/uml/kernel.sh build FLAVOUR   unpack, configure and build um-FLAVOUR
 #   tools/uml/kernel.sh path FLAVOUR    print the build directory
@@ -10,21 +11,13 @@
 # Everything lives under $HTWHEEL_CACHE (default ~/.cache/htwheel); nothing
 # is unpacked, configured or built again unless its inputs changed.
 set -euo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "$0")/../harness.sh"
 
+# What building the UML kernel and running the tests in it need.
 deps() {
-	local missing=() p
-	for p in $HTW_APT_PKGS; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
-			missing+=("$p")
-	done
-	[ ${#missing[@]} -eq 0 ] && return 0
-	htw_log "installing with apt: ${missing[*]}"
-	local sudo=
-	[ "$(id -u)" -eq 0 ] || sudo=sudo
-	$sudo apt-get update -qq >/dev/null
-	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
-		"${missing[@]}" >/dev/null
+	htw_apt_install "linux-source-$HTW_KVER" bc flex bison libelf-dev libssl-dev \
+		busybox-static rsync python3 gcc make libc6-dev xz-utils patch pkg-config \
+		man-db groff-base sparse
 }
 
 unpack() {
@@ -130,6 +123,11 @@ build() {
 
 case "${1:-}" in
 deps) deps ;;
+source)
+	deps
+	unpack
+	patch_tree
+	;;
 build)
 	[ -n "${2:-}" ] && [ -f "$HTW_TOP/tests/config/$2.config" ] || htw_die "usage: $0 build debug|bench"
 	deps
@@ -146,5 +144,5 @@ config)
 	configure "$2"
 	;;
 path) htw_kobj "${2:?flavour}" ;;
-*) htw_die "usage: $0 deps | config FLAVOUR | build FLAVOUR | path FLAVOUR" ;;
+*) htw_die "usage: $0 deps | source | config FLAVOUR | build FLAVOUR | path FLAVOUR" ;;
 esac

@@ -10,7 +10,7 @@ host's own tests), named like the boots of the manifest (default
 tests/manifest.txt).  Read there: kunit/*.ktap (KUnit debugfs results),
 selftests/*.tap and *.rc (TAP of the test programs), console.log and
 dmesg.txt (kernel reports, the checkers' boot messages), checkers.txt (the
-checkers the stage found on), kmemleak.txt, errors, uml.rc and stage.rc.
+checkers the stage found on), kmemleak.txt, errors, kernel.rc and stage.rc.
 
 Every result is held against the manifest: a suite, program or single test
 of the manifest that did not report, a result the manifest does not know, a
@@ -349,11 +349,11 @@ def check_checkers(boot, run, checks, tally):
 
 
 def check_kernel(boot, run, tally):
-    uml_rc = read_int(os.path.join(run, 'uml.rc'))
-    if uml_rc in (124, 137):
+    kernel_rc = read_int(os.path.join(run, 'kernel.rc'))
+    if kernel_rc in (124, 137):
         tally.add('fail', f'{boot}: the kernel did not power off in time and was killed')
-    elif uml_rc != 0:
-        tally.add('fail', f'{boot}: the kernel (UML or qemu) exited with status {uml_rc}')
+    elif kernel_rc != 0:
+        tally.add('fail', f'{boot}: the kernel (UML or qemu) exited with status {kernel_rc}')
     stage_rc = read_int(os.path.join(run, 'stage.rc'))
     if stage_rc is None:
         tally.add('fail', f'{boot}: the test stage did not finish')

@@ -2,11 +2,15 @@
 # Stage run inside UML by `make check`: load the module, run the
 # user-space tests and then the KUnit suites, unload, look for leaks.
 #
-# $htw_set selects the boot: "rt" (real time: htwheel_kunit.ko and every
-# tests/selftests/*_test except *_tt_test) or "tt" (UML time travel:
-# htwheel_kunit_tt.ko and the *_tt_test programs).  $htw_only, a comma-
-# separated list of test programs, runs just those and no KUnit suite.
+# The test programs are those make built, as it listed them in
+# $htw_bin/selftests.list: a program whose source is gone may linger in
+# build/, but it is not listed and never runs.  $htw_set selects the boot:
+# "rt" (real time: htwheel_kunit.ko and every listed *_test except
+# *_tt_test) or "tt" (UML time travel: htwheel_kunit_tt.ko and the
+# *_tt_test programs).  $htw_only, a comma-separated list of test programs,
+# runs just those and no KUnit suite.
 out=$HTW_OUT
+tests=$(grep '_test$' "$htw_bin/selftests.list")
 mkdir -p "$out/kunit" "$out/selftests"
 fail() { echo "$*" >>"$out/errors"; }
 
@@ -19,13 +23,14 @@ want_kunit=htwheel_kunit
 [ "$htw_set" = tt ] && want_kunit=htwheel_kunit_tt
 [ -n "$htw_only" ] || [ -f "$htw_mod/$want_kunit.ko" ] ||
 	fail "no KUnit module $htw_mod/$want_kunit.ko"
-for t in "$htw_bin"/tests/*_test; do
+[ -n "$tests" ] || fail "no test programs in $htw_bin/selftests.list"
+for t in $tests; do
 	[ -x "$t" ] || fail "test program $t is missing or not executable"
 done
 
 insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
 
-for t in "$htw_bin"/tests/*_test; do
+for t in $tests; do
 	[ -x "$t" ] || continue
 	n=${t##*/}
 	set=rt

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Helpers shared by the device tests: open with the handshake, the clock,
- * the timer slab's object count and the module's parameters.
+ * Helpers shared by the user-space tests of the device (tests/selftests,
+ * tests/stress): open with the handshake, the clock, the timer slab's
+ * object count and the module's parameters.
  */
 #ifndef _HTWHEEL_TEST_UTIL_H
 #define _HTWHEEL_TEST_UTIL_H
