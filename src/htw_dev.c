@@ -39,7 +39,7 @@
 #include "htw_compat.h"
 #include "htw_limits.h"
 #include "htw_timens.h"
-#include "htw_wheel.h"
+#include "htw_tick.h"
 
 #define HTW_NAME	"htwheel"
 

@@ -15,6 +15,7 @@
 #include <linux/sort.h>
 
 #include "htw_internal.h"
+#include "htw_tick.h"
 
 #define MS	NSEC_PER_MSEC
 

@@ -14,6 +14,7 @@
 #include <linux/user_namespace.h>
 
 #include "htw_limits.h"
+#include "htw_test_hooks.h"
 #include "htw_wheel.h"
 
 /* Uids no task of the test boot uses. */

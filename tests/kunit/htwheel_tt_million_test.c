@@ -12,6 +12,7 @@
 #include <linux/vmalloc.h>
 
 #include "htw_internal.h"
+#include "htw_tick.h"
 #include "htwheel_kunit_slab.h"
 
 #define HTW_MILLION	1000000U

@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 
 #include "htw_internal.h"
+#include "htw_tick.h"
 
 #define HTW_TT_TIMERS	5
 

@@ -21,6 +21,7 @@
 #include <linux/vmalloc.h>
 
 #include "htw_internal.h"
+#include "htw_tick.h"
 #include "htwheel_kunit_slab.h"
 
 #define MS	NSEC_PER_MSEC

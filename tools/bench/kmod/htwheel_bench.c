@@ -25,6 +25,7 @@
 #include <linux/atomic.h>
 
 #include "htw_internal.h"
+#include "htw_tick.h"
 #include "htw_compat.h"
 
 MODULE_IMPORT_NS(HTWHEEL);
