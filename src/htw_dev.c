@@ -232,8 +232,6 @@ static int htw_ioc_setup(struct htw_file *hf, void __user *argp)
 	if (setup.flags ||
 	    !htw_all_zero(setup.reserved, ARRAY_SIZE(setup.reserved)))
 		return -EINVAL;
-	if (setup.clockid != CLOCK_MONOTONIC && setup.clockid != CLOCK_BOOTTIME)
-		return -EINVAL;
 	if (setup.max_pending > READ_ONCE(max_pending))
 		return -EINVAL;
 	geo.tick_ns = setup.tick_ns ?: READ_ONCE(default_tick_ns);
@@ -350,6 +348,13 @@ static int htw_batch_header_check(u32 flags, u32 pad, const __u64 *reserved,
 	return 0;
 }
 
+/*
+ * The one check of a schedule entry, and its translation into what the
+ * wheel takes: flags the kernel knows, padding zero, a relative delay
+ * that fits, and the wheel's own rule (htw_spec_check()).  Both passes of
+ * HTW_IOC_SCHEDULE go through it, since user memory may change between
+ * them.
+ */
 static int htw_entry_to_spec(const struct htw_timer_entry *e,
 			     const struct htw_check_ctx *ctx,
 			     struct htw_timer_spec *spec)
