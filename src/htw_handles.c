@@ -187,6 +187,7 @@ size_t htw_handles_footprint(u64 capacity)
 {
 	return htw_handles_nchunks(capacity) * sizeof(atomic64_t *);
 }
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_footprint);
 
 int htw_handles_init(struct htw_handles *h, u64 capacity, u64 key)
 {
