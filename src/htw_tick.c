@@ -241,6 +241,8 @@ static struct htw_wheel *htw_tick_create(const struct htw_geometry *geo,
 	w->horizon = 0;
 	w->clk = 0;
 	w->tick_open = false;
+	spin_lock_init(&w->arm_lock);
+	w->armed_tick = U64_MAX;
 	INIT_WORK(&w->run_work, htw_run_work);
 	htw_hrtimer_setup(&w->hrtimer, htw_hrtimer_fn, w->geo.clockid,
 			  HRTIMER_MODE_ABS_SOFT);

@@ -809,9 +809,7 @@ struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 	w->manual_now = now;
 	htw_grid_init(&w->grid, &w->geo, htw_grid_base(w));
 	spin_lock_init(&w->tick_lock);
-	spin_lock_init(&w->arm_lock);
 	spin_lock_init(&w->ready_lock);
-	w->armed_tick = U64_MAX;
 	if (htw_buckets_init(w) ||
 	    htw_handles_init(&w->handles, w->geo.max_pending, get_random_u64())) {
 		htw_wheel_free_mem(w);
