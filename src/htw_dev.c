@@ -7,13 +7,10 @@
  * one short handler that copies its argument in, validates all of it, and
  * only then takes a lock.
  *
- * Lock order: htw_file.lock (a mutex, outermost) -> the wheel's own
- * locks, which nest tick_lock -> ready_lock -> bucket lock inside the
- * wheel (htw_internal.h).  Schedule and cancel take no file lock at all:
- * the wheel pointer is published once (htw_file_wheel()) and never changes
- * until release, so threads scheduling on different buckets never contend.
- * read()'s peek/consume pairs and drains hold htw_file.lock, so they never
- * interleave.
+ * Handlers are named for what they serve: htw_ioc_<command>() for an
+ * ioctl, htw_char_<operation>() for a file operation (so that none reads
+ * like libhtwheel's functions or the uapi structures).  The one lock of a
+ * file, and what it serialises, is described at struct htw_file.
  *
  * What a user may hold is counted per (user namespace, uid) up the
  * namespace chain (htw_limits.c); absolute times are on the opener's time
@@ -39,7 +36,7 @@
 #include "htw_compat.h"
 #include "htw_limits.h"
 #include "htw_timens.h"
-#include "htw_wheel.h"
+#include "htw_tick.h"
 
 #define HTW_NAME	"htwheel"
 
@@ -60,10 +57,16 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
 
 /**
  * struct htw_file - one open file, one timer instance
- * @lock:        outermost lock of the file: serialises the handshake,
- *               setup, wheel creation, eventfd changes, and read()'s
- *               peek/consume pairs with each other and with drains;
- *               schedule and cancel do not take it
+ * @lock:        a mutex, held outside every lock of the wheel (whose
+ *               order struct htw_wheel in htw_internal.h states).  It
+ *               serialises: the handshake (@api_done); @geo with the
+ *               wheel's creation, so HTW_IOC_SETUP and a first schedule
+ *               never interleave; changes of @eventfd; and each read()'s
+ *               peek/consume pairs (and @buf) with each other and with
+ *               HTW_IOC_DRAIN, which the wheel requires.  Schedule, cancel
+ *               and stats of an existing wheel do not take it: @wheel is
+ *               published once and never changes until release, so
+ *               threads scheduling on different buckets never contend
  * @wheel:       created on first use with @geo, then fixed until release;
  *               published with smp_store_release(), read with
  *               smp_load_acquire() and no lock
@@ -79,7 +82,7 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
  * @buf:         bounce buffer for read(), under @lock
  */
 struct htw_file {
-	struct mutex lock;	/* see above: outermost */
+	struct mutex lock;	/* see @lock above */
 	struct htw_wheel *wheel;
 	struct htw_geometry geo;
 	wait_queue_head_t wq;
@@ -180,7 +183,7 @@ static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
 	return wheel;
 }
 
-static int htw_api(struct htw_file *hf, void __user *argp)
+static int htw_ioc_api(struct htw_file *hf, void __user *argp)
 {
 	struct htw_api api;
 	int ret;
@@ -200,7 +203,7 @@ static int htw_api(struct htw_file *hf, void __user *argp)
 		ret = -EFAULT;
 		goto out_unlock;
 	}
-	/* Pairs with the READ_ONCE() in htw_ioctl() and htw_read(). */
+	/* Pairs with the READ_ONCE() in htw_char_ioctl() and htw_char_read(). */
 	WRITE_ONCE(hf->api_done, true);
 out_unlock:
 	mutex_unlock(&hf->lock);
@@ -218,7 +221,7 @@ static void htw_setup_answer(struct htw_setup *setup,
 	setup->levels = geo->levels;
 }
 
-static int htw_setup(struct htw_file *hf, void __user *argp)
+static int htw_ioc_setup(struct htw_file *hf, void __user *argp)
 {
 	struct htw_geometry geo = {};
 	struct htw_setup setup;
@@ -228,8 +231,6 @@ static int htw_setup(struct htw_file *hf, void __user *argp)
 		return -EFAULT;
 	if (setup.flags ||
 	    !htw_all_zero(setup.reserved, ARRAY_SIZE(setup.reserved)))
-		return -EINVAL;
-	if (setup.clockid != CLOCK_MONOTONIC && setup.clockid != CLOCK_BOOTTIME)
 		return -EINVAL;
 	if (setup.max_pending > READ_ONCE(max_pending))
 		return -EINVAL;
@@ -347,6 +348,13 @@ static int htw_batch_header_check(u32 flags, u32 pad, const __u64 *reserved,
 	return 0;
 }
 
+/*
+ * The one check of a schedule entry, and its translation into what the
+ * wheel takes: flags the kernel knows, padding zero, a relative delay
+ * that fits, and the wheel's own rule (htw_spec_check()).  Both passes of
+ * HTW_IOC_SCHEDULE go through it, since user memory may change between
+ * them.
+ */
 static int htw_entry_to_spec(const struct htw_timer_entry *e,
 			     const struct htw_check_ctx *ctx,
 			     struct htw_timer_spec *spec)
@@ -372,8 +380,8 @@ static int htw_timer_entry_check(const void *entry,
 }
 
 /* Schedule a validated chunk; returns how many, or -errno if none. */
-static long htw_schedule_chunk(const struct htw_check_ctx *ctx,
-			       struct htw_timer_entry *e, u32 n)
+static long htw_ioc_schedule_chunk(const struct htw_check_ctx *ctx,
+				   struct htw_timer_entry *e, u32 n)
 {
 	struct htw_timer_spec spec;
 	int ret = 0;
@@ -392,16 +400,16 @@ static long htw_schedule_chunk(const struct htw_check_ctx *ctx,
 	return ret;
 }
 
-static void htw_unschedule(struct htw_wheel *wheel,
-			   const struct htw_timer_entry *e, u32 n)
+static void htw_ioc_schedule_undo(struct htw_wheel *wheel,
+				  const struct htw_timer_entry *e, u32 n)
 {
 	while (n--)
 		htw_wheel_unschedule(wheel, e[n].handle);
 }
 
 /* Schedule every entry of a validated batch; returns how many. */
-static long htw_schedule_batch(const struct htw_check_ctx *ctx,
-			       struct htw_timer_entry *e, u64 uptr, u32 count)
+static long htw_ioc_schedule_batch(const struct htw_check_ctx *ctx,
+				   struct htw_timer_entry *e, u64 uptr, u32 count)
 {
 	long ret = 0;
 	u32 done;
@@ -414,12 +422,12 @@ static long htw_schedule_batch(const struct htw_check_ctx *ctx,
 			break;
 		ret = htw_copy_in_batch(e, uptr, done, n, sizeof(*e));
 		if (!ret)
-			ret = htw_schedule_chunk(ctx, e, n);
+			ret = htw_ioc_schedule_chunk(ctx, e, n);
 		if (ret <= 0)
 			break;
 		/* Timers whose handles cannot be returned must not stay. */
 		if (htw_copy_out_batch(uptr, done, e, ret, sizeof(*e))) {
-			htw_unschedule(ctx->wheel, e, ret);
+			htw_ioc_schedule_undo(ctx->wheel, e, ret);
 			ret = -EFAULT;
 			break;
 		}
@@ -450,9 +458,9 @@ static void htw_file_geometry(struct htw_file *hf, struct htw_geometry *geo)
  * create it (that would lock out HTW_IOC_SETUP).  If a concurrent setup
  * changed the geometry meanwhile, check again against the wheel's own.
  */
-static int htw_schedule_prepare(struct htw_file *hf, struct htw_check_ctx *ctx,
-				struct htw_timer_entry *e,
-				const struct htw_schedule *req)
+static int htw_ioc_schedule_prepare(struct htw_file *hf, struct htw_check_ctx *ctx,
+				    struct htw_timer_entry *e,
+				    const struct htw_schedule *req)
 {
 	struct htw_geometry now_geo;
 	int ret, tries;
@@ -478,7 +486,7 @@ static int htw_schedule_prepare(struct htw_file *hf, struct htw_check_ctx *ctx,
 	return -EBUSY;	/* unreachable: a wheel's geometry never changes */
 }
 
-static long htw_schedule(struct htw_file *hf, void __user *argp)
+static long htw_ioc_schedule(struct htw_file *hf, void __user *argp)
 {
 	struct htw_schedule __user *ureq = argp;
 	struct htw_timer_entry *e;
@@ -497,9 +505,9 @@ static long htw_schedule(struct htw_file *hf, void __user *argp)
 	if (!e)
 		return -ENOMEM;
 
-	ret = htw_schedule_prepare(hf, &ctx, e, &req);
+	ret = htw_ioc_schedule_prepare(hf, &ctx, e, &req);
 	if (!ret)
-		ret = htw_schedule_batch(&ctx, e, req.entries, req.count);
+		ret = htw_ioc_schedule_batch(&ctx, e, req.entries, req.count);
 	kfree(e);
 	/* The count is also the return value: a failed write-back loses nothing. */
 	if (ret > 0)
@@ -520,8 +528,8 @@ static int htw_cancel_entry_check(const void *entry,
  * Returns 0, -EFAULT, or -EINTR when the caller is being killed: the
  * entries before that point are done and *@cancelled counts them.
  */
-static int htw_cancel_batch(struct htw_wheel *wheel, struct htw_cancel_entry *e,
-			    u64 uptr, u32 count, u32 *cancelled)
+static int htw_ioc_cancel_batch(struct htw_wheel *wheel, struct htw_cancel_entry *e,
+				u64 uptr, u32 count, u32 *cancelled)
 {
 	u32 done, i;
 
@@ -544,7 +552,7 @@ static int htw_cancel_batch(struct htw_wheel *wheel, struct htw_cancel_entry *e,
 	return 0;
 }
 
-static long htw_cancel(struct htw_file *hf, void __user *argp)
+static long htw_ioc_cancel(struct htw_file *hf, void __user *argp)
 {
 	struct htw_cancel __user *ureq = argp;
 	struct htw_cancel_entry *e;
@@ -572,8 +580,8 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 	if (!ret && put_user(0U, &ureq->cancelled))
 		ret = -EFAULT;
 	if (!ret) {
-		ret = htw_cancel_batch(wheel, e, req.entries, req.count,
-				       &cancelled);
+		ret = htw_ioc_cancel_batch(wheel, e, req.entries, req.count,
+					   &cancelled);
 		/* Killed part way: the cancels done are reported all the same. */
 		if (ret != -EFAULT && put_user(cancelled, &ureq->cancelled))
 			ret = -EFAULT;
@@ -583,8 +591,8 @@ static long htw_cancel(struct htw_file *hf, void __user *argp)
 }
 
 /* Copy drain descriptions out in small steps through the stack. */
-static int htw_drain_copy_out(u64 uptr, const struct htw_wheel_unexpired *in,
-			      size_t n)
+static int htw_ioc_drain_copy_out(u64 uptr, const struct htw_wheel_unexpired *in,
+				  size_t n)
 {
 	struct htw_unexpired out[16];
 	size_t done, i, k;
@@ -605,7 +613,7 @@ static int htw_drain_copy_out(u64 uptr, const struct htw_wheel_unexpired *in,
 	return 0;
 }
 
-static long htw_drain(struct htw_file *hf, void __user *argp)
+static long htw_ioc_drain(struct htw_file *hf, void __user *argp)
 {
 	struct htw_drain __user *ureq = argp;
 	struct htw_wheel_unexpired *kbuf;
@@ -645,7 +653,7 @@ static long htw_drain(struct htw_file *hf, void __user *argp)
 	}
 	total = htw_wheel_drain(wheel, kbuf, req.count);
 	mutex_unlock(&hf->lock);
-	ret = htw_drain_copy_out(req.entries, kbuf, min_t(size_t, total, req.count));
+	ret = htw_ioc_drain_copy_out(req.entries, kbuf, min_t(size_t, total, req.count));
 	if (!ret && put_user((u64)total, &ureq->drained))
 		ret = -EFAULT;
 	kvfree(kbuf);
@@ -694,7 +702,7 @@ static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 	htw_stats_fill(st, &geo, &ws);
 }
 
-static long htw_stats(struct htw_file *hf, void __user *argp)
+static long htw_ioc_stats(struct htw_file *hf, void __user *argp)
 {
 	struct htw_stats st;
 	u32 flags;
@@ -720,7 +728,7 @@ static void htw_eventfd_swap(struct htw_file *hf, struct eventfd_ctx *ctx)
 	}
 }
 
-static long htw_set_eventfd(struct htw_file *hf, void __user *argp)
+static long htw_ioc_set_eventfd(struct htw_file *hf, void __user *argp)
 {
 	struct eventfd_ctx *ctx = NULL;
 	struct htw_eventfd req;
@@ -764,8 +772,8 @@ static void htw_expiry_to_user(struct htw_expiry *out,
  * Copy out up to @max records; the caller holds hf->lock.  A caller that
  * is being killed gets what was copied so far.
  */
-static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
-			     char __user *buf, size_t max)
+static ssize_t htw_char_read_some(struct htw_file *hf, struct htw_wheel *wheel,
+				  char __user *buf, size_t max)
 {
 	s64 offset = htw_timens_offset(&hf->timens, hf->geo.clockid);
 	struct htw_expiry out[8];
@@ -793,8 +801,8 @@ static ssize_t htw_read_some(struct htw_file *hf, struct htw_wheel *wheel,
 	return done;
 }
 
-static ssize_t htw_read(struct file *file, char __user *buf, size_t count,
-			loff_t *ppos)
+static ssize_t htw_char_read(struct file *file, char __user *buf, size_t count,
+			     loff_t *ppos)
 {
 	struct htw_file *hf = file->private_data;
 	size_t max = count / sizeof(struct htw_expiry);
@@ -809,7 +817,7 @@ static ssize_t htw_read(struct file *file, char __user *buf, size_t count,
 		if (mutex_lock_interruptible(&hf->lock))
 			return -ERESTARTSYS;
 		wheel = hf->wheel;
-		ret = wheel ? htw_read_some(hf, wheel, buf, max) : 0;
+		ret = wheel ? htw_char_read_some(hf, wheel, buf, max) : 0;
 		mutex_unlock(&hf->lock);
 		if (ret)
 			return ret < 0 ? ret : ret * sizeof(struct htw_expiry);
@@ -821,7 +829,7 @@ static ssize_t htw_read(struct file *file, char __user *buf, size_t count,
 	}
 }
 
-static __poll_t htw_poll(struct file *file, poll_table *wait)
+static __poll_t htw_char_poll(struct file *file, poll_table *wait)
 {
 	struct htw_file *hf = file->private_data;
 
@@ -833,7 +841,7 @@ static __poll_t htw_poll(struct file *file, poll_table *wait)
 	return htw_file_has_ready(hf) ? EPOLLIN | EPOLLRDNORM : 0;
 }
 
-static void htw_show_fdinfo(struct seq_file *m, struct file *file)
+static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 {
 	struct htw_file *hf = file->private_data;
 	struct htw_stats st;
@@ -856,7 +864,7 @@ static bool htw_known_ioctl(unsigned int cmd)
 	       (HTW_IOCTLS_AFTER_API & BIT_ULL(_IOC_NR(cmd)));
 }
 
-static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long parm)
+static long htw_char_ioctl(struct file *file, unsigned int cmd, unsigned long parm)
 {
 	struct htw_file *hf = file->private_data;
 	void __user *argp = (void __user *)parm;
@@ -867,19 +875,19 @@ static long htw_ioctl(struct file *file, unsigned int cmd, unsigned long parm)
 
 	switch (cmd) {
 	case HTW_IOC_API:
-		return htw_api(hf, argp);
+		return htw_ioc_api(hf, argp);
 	case HTW_IOC_SETUP:
-		return htw_setup(hf, argp);
+		return htw_ioc_setup(hf, argp);
 	case HTW_IOC_SCHEDULE:
-		return htw_schedule(hf, argp);
+		return htw_ioc_schedule(hf, argp);
 	case HTW_IOC_CANCEL:
-		return htw_cancel(hf, argp);
+		return htw_ioc_cancel(hf, argp);
 	case HTW_IOC_DRAIN:
-		return htw_drain(hf, argp);
+		return htw_ioc_drain(hf, argp);
 	case HTW_IOC_STATS:
-		return htw_stats(hf, argp);
+		return htw_ioc_stats(hf, argp);
 	case HTW_IOC_SET_EVENTFD:
-		return htw_set_eventfd(hf, argp);
+		return htw_ioc_set_eventfd(hf, argp);
 	default:
 		return -ENOIOCTLCMD;
 	}
@@ -925,7 +933,7 @@ static void htw_file_unaccount(struct htw_file *hf)
 	htw_quota_put(hf->quota);
 }
 
-static int htw_open(struct inode *inode, struct file *file)
+static int htw_char_open(struct inode *inode, struct file *file)
 {
 	struct htw_file *hf;
 	int ret;
@@ -948,7 +956,7 @@ static int htw_open(struct inode *inode, struct file *file)
 	return stream_open(inode, file);
 }
 
-static int htw_release(struct inode *inode, struct file *file)
+static int htw_char_release(struct inode *inode, struct file *file)
 {
 	struct htw_file *hf = file->private_data;
 
@@ -964,21 +972,21 @@ static int htw_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static const struct file_operations htw_fops = {
+static const struct file_operations htw_char_fops = {
 	.owner		= THIS_MODULE,
-	.open		= htw_open,
-	.release	= htw_release,
-	.read		= htw_read,
-	.poll		= htw_poll,
-	.unlocked_ioctl	= htw_ioctl,
+	.open		= htw_char_open,
+	.release	= htw_char_release,
+	.read		= htw_char_read,
+	.poll		= htw_char_poll,
+	.unlocked_ioctl	= htw_char_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
-	.show_fdinfo	= htw_show_fdinfo,
+	.show_fdinfo	= htw_char_show_fdinfo,
 };
 
 static struct miscdevice htw_misc = {
 	.minor		= MISC_DYNAMIC_MINOR,
 	.name		= HTW_NAME,
-	.fops		= &htw_fops,
+	.fops		= &htw_char_fops,
 	.mode		= 0666,
 };
 

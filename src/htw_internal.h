@@ -1,14 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * htwheel: private structures shared by htw_wheel.c and htw_tick.c, and
- * the inspection hooks the KUnit suites use.  Not for the device.
+ * htwheel: the layout of a wheel and of its timers, and the wheel
+ * operations the tick builds on.  Shared by htw_wheel.c, htw_tick.c and
+ * (with htw_tick.h) the KUnit suites and the benchmark; not for the device.
+ *
+ * The core's files form layers that only call down:
+ *
+ *	htw_grid.c <- htw_handles.c <- htw_wheel.c <- htw_tick.c <- htw_dev.c
+ *
+ * struct htw_wheel holds the state of both the wheel and its tick (one
+ * object, one allocation); the fields the tick alone uses are marked so.
  */
 #ifndef _HTW_INTERNAL_H
 #define _HTW_INTERNAL_H
 
-#include <linux/mutex.h>
-#include <linux/rcupdate.h>
+#include <linux/hrtimer.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/workqueue.h>
+
+#include "htw_grid.h"
+#include "htw_handles.h"
+#include "htw_test_hooks.h"
 #include "htw_wheel.h"
 
 /*
@@ -38,21 +51,6 @@ static inline enum htw_state htw_where_state(u32 where)
 #define HTW_TF_CANCELLED	0x1	/* periodic: no further periods */
 
 /*
- * Handles.  A handle is (gen << HTW_ID_BITS | id) ^ wheel->handle_key: the
- * id names an entry of the wheel's handle table, the generation counts the
- * uses of that id.  Ids are reused first-in first-out, so one id's
- * generation advances only once every time the whole free list went round,
- * and an id whose generation is used up is retired, never reused: a handle
- * value is never issued twice by one wheel.  The key has its top bit set
- * (raw handles never do), so no handle is 0.
- */
-#define HTW_ID_BITS		26	/* ids < HTW_MAX_PENDING */
-#define HTW_ID_MASK		(BIT_ULL(HTW_ID_BITS) - 1)
-#define HTW_GEN_BITS		36	/* what a free table entry can hold */
-#define HTW_GEN_MAX		(BIT_ULL(HTW_GEN_BITS) - 1)
-#define HTW_HANDLE_KEY_TOP	BIT_ULL(63)
-
-/*
  * One timer: 64 bytes on 64-bit.  It is its own ready record, so the tick
  * never allocates.  A periodic timer leaves the buckets when it fires and
  * is put back by htw_wheel_consume_ready() (timerfd's model), so @node is
@@ -63,6 +61,9 @@ static inline enum htw_state htw_where_state(u32 where)
  * the wheel's lifetime and, through the wheel's random key, across wheels
  * but for a 2^-63 chance.  It is written before @where at allocation and
  * never changes until the object is freed; see htw_timer_is().
+ *
+ * Who may write what: whoever owns the place @where names (the holder of
+ * that bucket's lock, of ready_lock, or of tick_lock for HTW_TRANSIT).
  */
 struct htw_timer {
 	struct hlist_node node;
@@ -81,29 +82,13 @@ struct htw_timer {
 };
 
 struct htw_bucket {
-	spinlock_t lock;	/* guards @timers and this bucket's bit */
+	/*
+	 * Guards @timers and this bucket's bit in wheel->occupied.  The
+	 * innermost of the wheel's locks: schedule and cancel take only the
+	 * one bucket they touch, and nobody holds two.
+	 */
+	spinlock_t lock;
 	struct hlist_head timers;
-};
-
-/*
- * Handle table.  @dir holds chunks of HTW_IDS_PER_CHUNK entries, allocated
- * on demand and never freed before the wheel, so an entry can always be
- * read without a lock.  An entry holds either a timer pointer (bit 0
- * clear) or, when free, bit 0 set, the next free id in bits 1..27 and the
- * generation its next user gets in bits 28..63.  Free ids form a FIFO
- * list from @head to @tail.
- */
-#define HTW_IDS_PER_CHUNK	(PAGE_SIZE / sizeof(atomic64_t))
-#define HTW_ID_NONE		((u32)BIT(HTW_ID_BITS + 1) - 1)
-
-struct htw_ids {
-	atomic64_t **dir;
-	u32 nchunks;		/* capacity of @dir */
-	u32 used_chunks;	/* under @grow_lock */
-	spinlock_t lock;	/* the free list: @head, @tail, free entries */
-	u32 head;		/* next id to hand out, HTW_ID_NONE if none */
-	u32 tail;		/* last freed id, HTW_ID_NONE if none */
-	struct mutex grow_lock;	/* serialises chunk allocation */
 };
 
 /*
@@ -115,22 +100,12 @@ struct htw_ids {
 #define HTW_BATCH		1024
 
 /*
- * LOCKING.  Order: tick_lock -> ready_lock -> bucket lock; arm_lock is a
- * leaf (the hrtimer base lock nests inside it).  Process context takes
- * them with _bh because the tick runs in softirq.
- *
- * - tick_lock serialises expiry processing (one batch of the hrtimer
- *   callback, of the run work or of htw_wheel_run_tick()), consume and the
- *   rare slow path of schedule.  Whoever holds it owns every HTW_TRANSIT
- *   timer; cancel that meets one takes and drops tick_lock (that batch is
- *   then over) and looks again.
- * - Each bucket lock guards its list and the occupancy bit of its bucket.
- *   schedule and cancel take only the one bucket they touch; the tick
- *   takes up to a batch of a bucket's timers into a private list and
- *   re-links them one bucket lock at a time, never two.
- * - ready_lock guards the ready queue, HTW_READY and ->flags.
- * - A drain pauses expiry processing (@paused) instead of holding
- *   tick_lock throughout, and its caller serialises it with peek/consume.
+ * A wheel.  LOCK ORDER: tick_lock -> ready_lock -> bucket lock; arm_lock
+ * is a leaf (the hrtimer base lock nests inside it), and so is the handle
+ * table's free-list lock (process context, never inside a wheel lock).
+ * Process context takes the wheel's locks with _bh because the tick runs
+ * in softirq.  An owner's lock (the device's htw_file.lock) may be held
+ * outside all of them.  What each lock guards is said at the lock.
  *
  * THE SCHEDULE/TICK RACE.  schedule places a timer relative to @horizon,
  * the last tick the tick has announced it processes to, without tick_lock.
@@ -141,10 +116,11 @@ struct htw_ids {
  * the tick the run (maybe stopped after a batch) resumes from.  The same
  * pairing covers arming: the end of a run sets @armed_tick to U64_MAX,
  * smp_mb(), scans the bits and arms for the earliest; schedule, after its
- * smp_mb(), arms itself if its bucket comes before @armed_tick.  So either
- * side sees the other's write and no non-empty bucket is ever left without
- * a wakeup.  While a run is stopped between batches, @armed_tick is at most
- * @clk: schedules do not arm, the run's own end does.
+ * smp_mb() (in htw_wheel_add()), arms itself if its bucket comes before
+ * @armed_tick.  So either side sees the other's write and no non-empty
+ * bucket is ever left without a wakeup.  While a run is stopped between
+ * batches, @armed_tick is at most @clk: schedules do not arm, the run's
+ * own end does.
  *
  * Placement relative to @clk while tick @clk is still being processed
  * gives points after @clk, so nothing is ever added to a bucket that tick
@@ -152,36 +128,52 @@ struct htw_ids {
  * fires one tick later, never earlier.
  */
 struct htw_wheel {
+	/* Fixed at creation. */
 	struct htw_geometry geo;
-	u32 slot_bits;
-	u64 slot_mask;
-	u64 base_ns;		/* tick 0 of the absolute grid */
+	struct htw_grid grid;
 	htw_ready_fn ready;
 	void *owner;
 	bool manual;		/* tests: clock is @manual_now, no hrtimer */
-	u64 manual_now;
+	u64 manual_now;		/* WRITE_ONCE() by the test, READ_ONCE() */
 
-	spinlock_t tick_lock;	/* see LOCKING above */
-	u64 clk;		/* tick being or last processed, under tick_lock */
-	bool tick_open;		/* tick @clk not finished yet, under tick_lock */
-	unsigned int paused;	/* drains in progress, under tick_lock */
+	/*
+	 * Serialises expiry processing (one batch of the hrtimer callback,
+	 * of the run work or of a test's run), consume, drain's pause and
+	 * resume and the rare slow path of schedule; outermost of the
+	 * wheel's locks.  Whoever holds it owns every HTW_TRANSIT timer;
+	 * cancel that meets one takes and drops it (that batch is then over)
+	 * and looks again.  Guards @clk, @tick_open, @paused and the
+	 * statistics below that are not atomic.
+	 */
+	spinlock_t tick_lock;
+	u64 clk;		/* tick being or last processed */
+	bool tick_open;		/* tick @clk not finished yet */
+	unsigned int paused;	/* drains in progress: no expiry meanwhile */
+	/* Written under tick_lock, read without it: see THE RACE above. */
 	u64 horizon;		/* published: runs process up to here */
-	struct work_struct run_work;	/* the rest of a run, a batch at a time */
+	struct work_struct run_work;	/* tick: the rest of a run */
 
-	spinlock_t arm_lock;	/* @armed_tick, @dying, hrtimer and work starts */
-	u64 armed_tick;		/* hrtimer armed for this tick, U64_MAX none */
-	bool dying;		/* htw_tick_stop(): arm and queue nothing more */
+	/*
+	 * Tick only: guards @armed_tick, @dying, and the starts of @hrtimer
+	 * and of @run_work.  A leaf.
+	 */
+	spinlock_t arm_lock;
+	/* Hrtimer armed for this tick, U64_MAX none; schedule reads it unlocked. */
+	u64 armed_tick;
+	bool dying;		/* destroy began: arm and queue nothing more */
 	struct hrtimer hrtimer;
 
-	spinlock_t ready_lock;	/* the ready queue, HTW_READY, ->flags */
+	/*
+	 * Guards the ready queue, the HTW_READY state and every timer's
+	 * ->flags; taken inside tick_lock, outside bucket locks.
+	 */
+	spinlock_t ready_lock;
 	struct hlist_head ready_head;
 	struct htw_timer *ready_tail;
 
-	struct htw_bucket *buckets;	/* levels * slots */
-	unsigned long *occupied;	/* one bit per bucket */
-	struct htw_ids ids;
-	u64 handle_key;		/* scrambles handles; top bit set */
-	u64 max_tick;		/* last tick an unrounded deadline can give */
+	struct htw_bucket *buckets;	/* levels * slots, each its own lock */
+	unsigned long *occupied;	/* one bit per bucket, under its lock */
+	struct htw_handles handles;	/* its own locks: htw_handles.h */
 
 	atomic64_t live;	/* allocated timers, for max_pending */
 	atomic64_t pending;
@@ -189,68 +181,29 @@ struct htw_wheel {
 	atomic64_t scheduled;
 	atomic64_t cancelled;
 	atomic64_t fired;
-	/* under tick_lock */
+	/* Under tick_lock. */
 	u64 cascaded;
 	u64 tick_wakeups;
 	u64 max_late_ns;
 	u64 late_hist[32];
 };
 
-/* htw_wheel.c: shared with the tick */
-u64 htw_tick_of(const struct htw_wheel *w, u64 ns);
-u64 htw_tick_time(const struct htw_wheel *w, u64 tick);
-u32 htw_place(const struct htw_wheel *w, u64 expires, u64 clk, u64 *point);
-void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t);
-void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *t);
+/* htw_wheel.c: what the tick builds on. */
+struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
+				  htw_ready_fn ready, void *owner, gfp_t gfp,
+				  bool manual, u64 now);
+void htw_wheel_free(struct htw_wheel *w);
+int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
+		  u64 *handle, u64 *point);
+u64 htw_wheel_place(struct htw_wheel *w, struct htw_timer *t, u64 from);
 unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
 			   struct hlist_head *list, unsigned int max,
 			   enum htw_state state);
-
-/* htw_tick.c */
-void htw_tick_init(struct htw_wheel *w);
-void htw_tick_stop(struct htw_wheel *w);
-u64 htw_next_event(const struct htw_wheel *w, u64 clk);
-void htw_arm_at_most(struct htw_wheel *w, u64 point);
-void htw_rearm(struct htw_wheel *w);
-void htw_run_all(struct htw_wheel *w);
-
-/*
- * Test hooks: exported only to the KUnit suites (and, built with
- * HTW_BENCH=1, to the benchmark module), never by the shipped module.
- */
-struct htw_placement {
-	enum htw_state state;
-	u32 level;
-	u32 index;		/* bucket within the level */
-	u64 expires;		/* tick index */
-};
-
-#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
-struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
-					  htw_ready_fn ready, void *owner,
-					  u64 start_ns);
-void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns);
-int htw_wheel_inspect(struct htw_wheel *w, u64 handle,
-		      struct htw_placement *p);
-u64 htw_wheel_armed_tick(struct htw_wheel *w);
-u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick);
-long htw_timers_allocated(void);
-void htw_ids_age(struct htw_wheel *w, u64 gen);
-/* One batch of the run htw_wheel_run_tick() would do; true when complete. */
-bool htw_wheel_run_batch(struct htw_wheel *w);
-/*
- * Called by htw_timer_is() after each of its reads (@step 0: the first
- * read of ->handle, 1: ->where), so a suite can play a racing CPU's writes
- * in between, deterministically.
- */
-extern void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
-#define htw_identity_probe(t, step)				\
-	do {							\
-		if (unlikely(READ_ONCE(htw_identity_hook)))	\
-			htw_identity_hook(t, step);		\
-	} while (0)
-#else
-static inline void htw_identity_probe(struct htw_timer *t, unsigned int step) { }
-#endif
+void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *t);
+u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
+		       size_t n, struct hlist_head *done);
+void htw_free_list(struct htw_wheel *w, struct hlist_head *list);
+size_t htw_drain_paused(struct htw_wheel *w, u64 now,
+			struct htw_wheel_unexpired *out, size_t max);
 
 #endif /* _HTW_INTERNAL_H */

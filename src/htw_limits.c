@@ -22,6 +22,7 @@
 
 #include "htw_compat.h"
 #include "htw_limits.h"
+#include "htw_test_hooks.h"
 
 /* What one live timer costs: a 64-byte timer and its handle-table entry. */
 #define HTW_TIMER_COST		72
@@ -235,6 +236,7 @@ void htw_quota_uncharge(struct htw_quota *q)
 		htw_quota_uncharge_n(q, HTW_LIMIT_TIMERS, 1);
 }
 
+#ifdef HTW_TEST_HOOKS
 unsigned long htw_limits_used(const struct htw_quota *q, enum htw_limit res)
 {
 	return atomic_long_read(&q->used[res]);
@@ -251,3 +253,4 @@ unsigned long htw_limits_entries(void)
 	return n;
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_limits_entries);
+#endif

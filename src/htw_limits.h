@@ -46,16 +46,18 @@ void htw_quota_uncharge_n(struct htw_quota *q, enum htw_limit res,
 			  unsigned long n);
 
 /*
- * One live timer, for the wheel core (htw_wheel.c).  @q may be NULL (a
+ * One live timer, for the wheel (htw_wheel.c).  @q may be NULL (a
  * wheel without a quota).  Cheap: one atomic per level, no lock.
  */
 int htw_quota_charge(struct htw_quota *q);
 void htw_quota_uncharge(struct htw_quota *q);
 
-/* For the KUnit suite: a charge against an explicit @max at every level. */
+/*
+ * A charge against an explicit @max at every level: what
+ * htw_quota_charge_n() does with the module parameter's value, and what
+ * the KUnit suite calls with its own.
+ */
 int htw_limits_charge(struct htw_quota *q, enum htw_limit res,
 		      unsigned long n, unsigned long max);
-unsigned long htw_limits_used(const struct htw_quota *q, enum htw_limit res);
-unsigned long htw_limits_entries(void);
 
 #endif /* _HTW_LIMITS_H */

@@ -2,9 +2,11 @@
 /*
  * htwheel: a hashed timing wheel for user space, behind /dev/htwheel.
  *
- * Module entry points only: the wheel core lives in htw_wheel.c and
- * htw_tick.c, the device in htw_dev.c, the per-user limits in
- * htw_limits.c.
+ * Module entry points only.  The core is layered, each file calling only
+ * the ones before it: htw_grid.c (tick-grid arithmetic), htw_handles.c
+ * (the handle table), htw_wheel.c (buckets, ready queue and their
+ * operations), htw_tick.c (the hrtimer and expiry); then the device,
+ * htw_dev.c, and the per-user limits, htw_limits.c.
  */
 #include <linux/module.h>
 

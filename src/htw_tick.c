@@ -6,64 +6,24 @@
  * finer levels and moving due ones to the ready queue.  A run does at most
  * HTW_BATCH timers per softirq invocation and per lock hold; the rest of a
  * big run goes to the wheel's work item, in process context.
+ *
+ * The top of the core: it calls down into the wheel (htw_wheel.c) and the
+ * grid (htw_grid.c), and wraps the wheel operations that may need the
+ * hrtimer armed, paused or stopped (htw_tick.h).
  */
 #include <linux/bitops.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
-#include "htw_internal.h"
+
 #include "htw_compat.h"
+#include "htw_internal.h"
+#include "htw_tick.h"
 
-/* First set bit of level @level at or after @start, circularly; -1 if none. */
-static long htw_level_next_bit(const struct htw_wheel *w, u32 level, u32 start)
-{
-	unsigned long first = (unsigned long)level * w->geo.slots;
-	unsigned long end = first + w->geo.slots;
-	unsigned long bit;
-
-	bit = find_next_bit(w->occupied, end, first + start);
-	if (bit < end)
-		return bit - first;
-	bit = find_next_bit(w->occupied, first + start, first);
-	if (bit < first + start)
-		return bit - first;
-	return -1;
-}
-
-/*
- * The earliest tick after @clk at which some non-empty bucket is visited:
- * level-0 bucket b at the tick congruent to b, a level-L bucket at the
- * start of its level-L period.  U64_MAX if the wheel is empty.  Levels are
- * scanned finest first and stop once a level cannot be earlier.
- */
-u64 htw_next_event(const struct htw_wheel *w, u64 clk)
-{
-	u64 best = U64_MAX;
-	u32 level;
-
-	for (level = 0; level < w->geo.levels; level++) {
-		u32 shift = level * w->slot_bits;
-		u64 period = clk >> shift;
-		u32 start = (period + 1) & w->slot_mask;
-		long bit;
-		u64 diff;
-
-		if (period + 1 > (U64_MAX >> shift) ||
-		    (period + 1) << shift >= best)
-			break;
-		bit = htw_level_next_bit(w, level, start);
-		if (bit < 0)
-			continue;
-		diff = ((bit - start) & w->slot_mask) + 1;
-		if (period + diff > (U64_MAX >> shift))
-			continue;
-		best = min(best, (period + diff) << shift);
-	}
-	return best;
-}
+/* ---- arming ---- */
 
 static void htw_start_hrtimer(struct htw_wheel *w, u64 tick)
 {
-	u64 at = htw_tick_time(w, tick);
+	u64 at = htw_grid_tick_time(&w->grid, tick);
 
 	lockdep_assert_held(&w->arm_lock);
 	/* Beyond KTIME_MAX the clock never gets there: nothing to arm. */
@@ -73,7 +33,7 @@ static void htw_start_hrtimer(struct htw_wheel *w, u64 tick)
 }
 
 /* Make sure the hrtimer fires no later than the start of tick @point. */
-void htw_arm_at_most(struct htw_wheel *w, u64 point)
+static void htw_arm_at_most(struct htw_wheel *w, u64 point)
 {
 	spin_lock_bh(&w->arm_lock);
 	if (point < w->armed_tick) {
@@ -88,7 +48,7 @@ void htw_arm_at_most(struct htw_wheel *w, u64 point)
  * a timer the scan missed read armed_tick after our store (the smp_mb()s
  * pair) and arms for itself; htw_arm_at_most() only ever moves it earlier.
  */
-void htw_rearm(struct htw_wheel *w)
+static void htw_rearm(struct htw_wheel *w)
 {
 	u64 next;
 
@@ -98,7 +58,7 @@ void htw_rearm(struct htw_wheel *w)
 	spin_unlock_bh(&w->arm_lock);
 	/* Store armed_tick before scanning bits; pairs with htw_insert(). */
 	smp_mb();
-	next = htw_next_event(w, w->clk);
+	next = htw_grid_next_visit(&w->grid, w->occupied, w->clk);
 
 	spin_lock_bh(&w->arm_lock);
 	if (next < w->armed_tick) {
@@ -111,10 +71,13 @@ void htw_rearm(struct htw_wheel *w)
 	spin_unlock_bh(&w->arm_lock);
 }
 
+/* ---- expiry ---- */
+
 static void htw_account_lateness(struct htw_wheel *w, u64 late)
 {
 	u32 i = late ? min_t(u32, ilog2(late), 31) : 0;
 
+	lockdep_assert_held(&w->tick_lock);
 	w->late_hist[i]++;
 	w->max_late_ns = max(w->max_late_ns, late);
 }
@@ -134,19 +97,17 @@ static void htw_fire(struct htw_wheel *w, struct htw_timer *t, u64 now_ns)
  * those due (expires <= tick) and place the others again relative to
  * @tick, which moves them to a finer level or, if an earlier placement
  * shared this bucket index, just to where they belong (never back into
- * this bucket: see LOCKING in htw_internal.h).  One bucket lock at a time.
+ * this bucket: see struct htw_wheel).  One bucket lock at a time.
  * Returns the number fired.
  */
 static unsigned int htw_visit_bucket(struct htw_wheel *w, u32 bucket,
 				     u64 tick, u64 now_ns, unsigned int *budget)
 {
-	bool cascading = bucket >= w->geo.slots;
+	bool cascading = bucket >= w->grid.slots;
 	struct hlist_node *tmp;
 	struct htw_timer *t;
 	unsigned int fired = 0;
 	HLIST_HEAD(list);
-	u32 to;
-	u64 point;
 
 	*budget -= htw_take_some(w, bucket, &list, *budget, HTW_TRANSIT);
 	hlist_for_each_entry_safe(t, tmp, &list, node) {
@@ -156,10 +117,7 @@ static unsigned int htw_visit_bucket(struct htw_wheel *w, u32 bucket,
 			fired++;
 			continue;
 		}
-		to = htw_place(w, t->expires, tick, &point);
-		spin_lock(&w->buckets[to].lock);
-		htw_link_locked(w, to, t);
-		spin_unlock(&w->buckets[to].lock);
+		htw_wheel_place(w, t, tick);
 		if (cascading)
 			w->cascaded++;
 	}
@@ -177,12 +135,10 @@ static bool htw_process_tick(struct htw_wheel *w, u64 tick, u64 now_ns,
 {
 	u32 level, bucket;
 
-	for (level = w->geo.levels; level-- > 0;) {
-		u32 shift = level * w->slot_bits;
-
-		if (tick & ((1ULL << shift) - 1))
+	lockdep_assert_held(&w->tick_lock);
+	for (level = w->grid.levels; level-- > 0;) {
+		if (!htw_grid_visits(&w->grid, level, tick, &bucket))
 			continue;
-		bucket = level * w->geo.slots + ((tick >> shift) & w->slot_mask);
 		if (!test_bit(bucket, w->occupied))
 			continue;
 		*fired += htw_visit_bucket(w, bucket, tick, now_ns, budget);
@@ -202,7 +158,7 @@ static bool htw_process_tick(struct htw_wheel *w, u64 tick, u64 now_ns,
 static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
 			unsigned int *fired)
 {
-	u64 target = max(htw_tick_of(w, now_ns), w->clk);
+	u64 target = max(htw_grid_tick_of(&w->grid, now_ns), w->clk);
 	u64 tick;
 
 	lockdep_assert_held(&w->tick_lock);
@@ -217,7 +173,7 @@ static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
 				return false;
 			w->tick_open = false;
 		}
-		tick = htw_next_event(w, w->clk);
+		tick = htw_grid_next_visit(&w->grid, w->occupied, w->clk);
 		if (tick > target)
 			break;
 		w->clk = tick;
@@ -245,13 +201,18 @@ static bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer)
 	return done;
 }
 
+/* A whole run, batch by batch, in process context. */
+static void htw_run_all(struct htw_wheel *w)
+{
+	might_sleep();
+	while (!htw_run_batch(w, false))
+		cond_resched();
+}
+
 /* The rest of a run that one softirq invocation did not finish. */
 static void htw_run_work(struct work_struct *work)
 {
-	struct htw_wheel *w = container_of(work, struct htw_wheel, run_work);
-
-	while (!htw_run_batch(w, false))
-		cond_resched();
+	htw_run_all(container_of(work, struct htw_wheel, run_work));
 }
 
 static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
@@ -267,43 +228,39 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 	return HRTIMER_NORESTART;
 }
 
-/* A whole run, batch by batch, in process context. */
-void htw_run_all(struct htw_wheel *w)
-{
-	might_sleep();
-	while (!htw_run_batch(w, false))
-		cond_resched();
-}
+/* ---- the wheel operations that involve the hrtimer ---- */
 
-void htw_wheel_run_tick(struct htw_wheel *wheel)
+static struct htw_wheel *htw_tick_create(const struct htw_geometry *geo,
+					 htw_ready_fn ready, void *owner,
+					 gfp_t gfp, bool manual, u64 now)
 {
-	htw_run_all(wheel);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_run_tick);
+	struct htw_wheel *w = htw_wheel_alloc(geo, ready, owner, gfp, manual, now);
 
-#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
-bool htw_wheel_run_batch(struct htw_wheel *w)
-{
-	return htw_run_batch(w, false);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_run_batch);
-#endif
-
-void htw_tick_init(struct htw_wheel *w)
-{
+	if (IS_ERR(w))
+		return w;
 	w->horizon = 0;
 	w->clk = 0;
 	w->tick_open = false;
+	spin_lock_init(&w->arm_lock);
+	w->armed_tick = U64_MAX;
 	INIT_WORK(&w->run_work, htw_run_work);
 	htw_hrtimer_setup(&w->hrtimer, htw_hrtimer_fn, w->geo.clockid,
 			  HRTIMER_MODE_ABS_SOFT);
+	return w;
 }
+
+struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
+				   htw_ready_fn ready, void *owner, gfp_t gfp)
+{
+	return htw_tick_create(geo, ready, owner, gfp, false, 0);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create);
 
 /*
  * Synchronous: when this returns neither the callback nor the work runs,
  * and neither can start again.
  */
-void htw_tick_stop(struct htw_wheel *w)
+static void htw_tick_stop(struct htw_wheel *w)
 {
 	spin_lock_bh(&w->arm_lock);
 	w->dying = true;
@@ -311,3 +268,109 @@ void htw_tick_stop(struct htw_wheel *w)
 	hrtimer_cancel(&w->hrtimer);
 	cancel_work_sync(&w->run_work);
 }
+
+void htw_wheel_destroy(struct htw_wheel *wheel)
+{
+	if (IS_ERR_OR_NULL(wheel))
+		return;
+	might_sleep();
+	htw_tick_stop(wheel);
+	htw_wheel_free(wheel);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_destroy);
+
+int htw_wheel_schedule(struct htw_wheel *wheel,
+		       const struct htw_timer_spec *spec, u64 *handle)
+{
+	u64 point;
+	int ret;
+
+	ret = htw_wheel_add(wheel, spec, handle, &point);
+	/* After the smp_mb() in htw_wheel_add(): see struct htw_wheel. */
+	if (!ret && point < READ_ONCE(wheel->armed_tick))
+		htw_arm_at_most(wheel, point);
+	return ret;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_schedule);
+
+void htw_wheel_consume_ready(struct htw_wheel *wheel,
+			     const struct htw_wheel_expiry *recs, size_t n)
+{
+	HLIST_HEAD(done);
+	u64 point;
+
+	spin_lock_bh(&wheel->tick_lock);
+	point = htw_consume_locked(wheel, recs, n, &done);
+	/* Periodic timers put back: arming under tick_lock, as a run does. */
+	htw_arm_at_most(wheel, point);
+	spin_unlock_bh(&wheel->tick_lock);
+	htw_free_list(wheel, &done);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_consume_ready);
+
+/*
+ * Expiry processing stops while a drain runs (htw_advance() returns at
+ * once), so that no timer moves from a bucket the drain has not reached
+ * to one it has passed.
+ */
+static void htw_pause(struct htw_wheel *w)
+{
+	spin_lock_bh(&w->tick_lock);
+	w->paused++;
+	spin_unlock_bh(&w->tick_lock);
+}
+
+static void htw_resume(struct htw_wheel *w)
+{
+	spin_lock_bh(&w->tick_lock);
+	if (!--w->paused) {
+		/* Whatever the open tick had left, the drain took. */
+		w->tick_open = false;
+		htw_rearm(w);	/* idle now: disarm rather than wake for nothing */
+	}
+	spin_unlock_bh(&w->tick_lock);
+}
+
+size_t htw_wheel_drain(struct htw_wheel *wheel,
+		       struct htw_wheel_unexpired *out, size_t max)
+{
+	u64 now = htw_wheel_now(wheel);
+	size_t n;
+
+	might_sleep();
+	htw_pause(wheel);
+	n = htw_drain_paused(wheel, now, out, max);
+	htw_resume(wheel);
+	return n;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_drain);
+
+/* ---- test hooks ---- */
+
+#ifdef HTW_TEST_HOOKS
+struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
+					  htw_ready_fn ready, void *owner,
+					  u64 start_ns)
+{
+	return htw_tick_create(geo, ready, owner, GFP_KERNEL, true, start_ns);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_manual);
+
+void htw_wheel_run_tick(struct htw_wheel *wheel)
+{
+	htw_run_all(wheel);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_run_tick);
+
+bool htw_wheel_run_batch(struct htw_wheel *w)
+{
+	return htw_run_batch(w, false);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_run_batch);
+
+u64 htw_wheel_armed_tick(struct htw_wheel *w)
+{
+	return READ_ONCE(w->armed_tick);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_armed_tick);
+#endif

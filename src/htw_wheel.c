@@ -1,25 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * htwheel core: geometry, levels and buckets, the handle table, schedule,
- * cancel, the ready queue, drain and statistics.  The tick (hrtimer,
- * expiry, cascading) is in htw_tick.c.  Design: Documentation/htwheel-design.rst
+ * htwheel wheel: the timer store of a wheel and its operations: buckets,
+ * timer lifetime and identity, insertion (and its race with the tick),
+ * cancel, the ready queue, drain, statistics, create and free.  It calls
+ * down into the grid (htw_grid.c) and the handle table (htw_handles.c)
+ * and never into the tick: the operations the tick wraps report the
+ * points they made (htw_wheel_add(), htw_consume_locked()) and the tick
+ * arms for them.  Design: Documentation/htwheel-design.rst
  */
-#include <linux/random.h>
-#include <linux/slab.h>
-#include <linux/mm.h>
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/math64.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
-#include <linux/log2.h>
+#include <linux/random.h>
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
 #include <linux/timekeeping.h>
-#include "htw_internal.h"
+
 #include "htw_compat.h"
+#include "htw_internal.h"
 #include "htw_limits.h"
 
 static struct kmem_cache *htw_timer_cache;
 
-#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
+#ifdef HTW_TEST_HOOKS
 /* Timers allocated by every wheel, for the suites' leak checks only. */
 static DEFINE_PER_CPU(long, htw_timers_live);
 static inline void htw_count_timer(long d)
@@ -52,34 +57,6 @@ void htw_wheel_module_exit(void)
 	htw_timer_cache = NULL;
 }
 
-/* ---- geometry and the tick grid ---- */
-
-int htw_geometry_normalise(struct htw_geometry *geo)
-{
-	u64 min_tick = max_t(u64, HTW_MIN_TICK_NS, hrtimer_resolution);
-	u64 max_ticks;
-	u32 bits;
-
-	if (geo->tick_ns < min_tick || geo->tick_ns > HTW_MAX_TICK_NS)
-		return -EINVAL;
-	if (!geo->slots || geo->slots > HTW_MAX_SLOTS)
-		return -EINVAL;
-	if (geo->clockid != CLOCK_MONOTONIC && geo->clockid != CLOCK_BOOTTIME)
-		return -EINVAL;
-	if (!geo->max_pending || geo->max_pending > HTW_MAX_PENDING)
-		return -EINVAL;
-	geo->slots = roundup_pow_of_two(max_t(u32, geo->slots, HTW_MIN_SLOTS));
-	/*
-	 * Enough levels that any tick index a u64 deadline can map to is
-	 * within reach of the top level: no clamping, ever.
-	 */
-	max_ticks = div64_u64(U64_MAX, geo->tick_ns) + 1;
-	bits = fls64(max_ticks);
-	geo->levels = DIV_ROUND_UP(bits, ilog2(geo->slots));
-	return 0;
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_geometry_normalise);
-
 void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
 {
 	*geo = wheel->geo;
@@ -102,82 +79,9 @@ u64 htw_wheel_now(const struct htw_wheel *wheel)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_now);
 
-/* The tick whose start is the latest <= @ns. */
-u64 htw_tick_of(const struct htw_wheel *w, u64 ns)
-{
-	if (ns <= w->base_ns)
-		return 0;
-	return div64_u64(ns - w->base_ns, w->geo.tick_ns);
-}
+/* ---- buckets ---- */
 
-/* Start of @tick on the wheel's clock, U64_MAX if not representable. */
-u64 htw_tick_time(const struct htw_wheel *w, u64 tick)
-{
-	u64 off, t;
-
-	if (check_mul_overflow(tick, w->geo.tick_ns, &off) ||
-	    check_add_overflow(off, w->base_ns, &t))
-		return U64_MAX;
-	return t;
-}
-
-/*
- * The first tick whose start is >= @deadline (so never early), moved up
- * to a multiple of 2^slack_shift ticks so that timers with slack coalesce.
- */
-static u64 htw_expiry_tick(const struct htw_wheel *w, u64 deadline,
-			   u8 slack_shift)
-{
-	u64 rem, tick, rounded;
-
-	if (deadline <= w->base_ns)
-		return 0;
-	tick = div64_u64_rem(deadline - w->base_ns, w->geo.tick_ns, &rem);
-	if (rem)
-		tick++;
-	/*
-	 * The levels hold every tick an unrounded deadline can give
-	 * (htw_geometry_normalise()); slack must not round past them.
-	 */
-	rounded = round_up(tick, 1ULL << slack_shift);
-	return rounded <= w->max_tick ? rounded : tick;
-}
-
-/*
- * Largest s with 2^s - 1 <= slack in ticks: every tick has a multiple of
- * 2^s at most slack ticks after it, so rounding up stays within the slack.
- */
-static u8 htw_slack_shift(const struct htw_wheel *w, u64 slack_ns)
-{
-	u64 slack_ticks = div64_u64(slack_ns, w->geo.tick_ns);
-
-	return fls64(slack_ticks + 1) - 1;
-}
-
-/*
- * Choose the bucket for a timer firing at tick @expires when the wheel is
- * at tick @clk: level L holds timers 2^(L*bits) <= expires - clk <
- * 2^((L+1)*bits) in bucket (expires >> L*bits) & mask.  That bucket is next
- * visited at *point, the start of the level-L period holding @expires,
- * which is > clk and <= expires: a timer is never visited too late.
- * A tick already passed is treated as the next tick.
- */
-u32 htw_place(const struct htw_wheel *w, u64 expires, u64 clk, u64 *point)
-{
-	u64 tick = max(expires, clk + 1);
-	u32 level = (fls64(tick - clk) - 1) / w->slot_bits;
-	u32 shift;
-
-	/* Never past the last level: see htw_expiry_tick(). */
-	if (WARN_ON_ONCE(level >= w->geo.levels))
-		level = w->geo.levels - 1;
-	shift = level * w->slot_bits;
-
-	*point = (tick >> shift) << shift;
-	return level * w->geo.slots + (u32)((tick >> shift) & w->slot_mask);
-}
-
-void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t)
+static void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t)
 {
 	struct htw_bucket *bk = &w->buckets[bucket];
 
@@ -199,6 +103,24 @@ static void htw_unlink_locked(struct htw_wheel *w, u32 bucket,
 }
 
 /*
+ * Link @t, which the caller owns (HTW_TRANSIT under tick_lock), in the
+ * bucket its ->expires selects as seen from tick @from.  Returns the
+ * bucket's visit point (htw_grid_place()).
+ */
+u64 htw_wheel_place(struct htw_wheel *w, struct htw_timer *t, u64 from)
+{
+	u64 point;
+	u32 bucket;
+
+	lockdep_assert_held(&w->tick_lock);
+	bucket = htw_grid_place(&w->grid, t->expires, from, &point);
+	spin_lock(&w->buckets[bucket].lock);
+	htw_link_locked(w, bucket, t);
+	spin_unlock(&w->buckets[bucket].lock);
+	return point;
+}
+
+/*
  * Detach up to @max timers from the head of @bucket into @list, marking
  * each @state (HTW_TRANSIT: the caller holds tick_lock and owns them;
  * HTW_FREE: they are being cancelled).  Returns how many.
@@ -211,6 +133,8 @@ unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
 	struct hlist_node *last = NULL, *pos;
 	unsigned int n = 0;
 
+	if (state == HTW_TRANSIT)
+		lockdep_assert_held(&w->tick_lock);
 	spin_lock_bh(&bk->lock);
 	for (pos = bk->timers.first; pos && n < max; pos = pos->next, n++) {
 		WRITE_ONCE(hlist_entry(pos, struct htw_timer, node)->where,
@@ -232,197 +156,7 @@ unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
 	return n;
 }
 
-/* ---- handle table ---- */
-
-static atomic64_t *htw_id_entry(struct htw_ids *ids, u32 id)
-{
-	atomic64_t *chunk;
-
-	if (id >= (u64)ids->nchunks * HTW_IDS_PER_CHUNK)
-		return NULL;
-	/* Pairs with the release in htw_ids_grow(): entries initialised. */
-	chunk = smp_load_acquire(&ids->dir[id / HTW_IDS_PER_CHUNK]);
-	return chunk ? &chunk[id % HTW_IDS_PER_CHUNK] : NULL;
-}
-
-static u64 htw_id_free_entry(u64 gen, u32 next)
-{
-	return gen << (HTW_ID_BITS + 2) | (u64)next << 1 | 1;
-}
-
-static u64 htw_id_entry_gen(u64 entry)
-{
-	return entry >> (HTW_ID_BITS + 2);
-}
-
-static u32 htw_id_entry_next(u64 entry)
-{
-	return (entry >> 1) & HTW_ID_NONE;
-}
-
-/* Append the chain first..last, already linked through its entries. */
-static void htw_ids_append_locked(struct htw_ids *ids, u32 first, u32 last)
-{
-	atomic64_t *tail;
-	u64 entry;
-
-	lockdep_assert_held(&ids->lock);
-	if (ids->tail == HTW_ID_NONE) {
-		ids->head = first;
-	} else {
-		tail = htw_id_entry(ids, ids->tail);
-		entry = atomic64_read(tail);
-		atomic64_set(tail, htw_id_free_entry(htw_id_entry_gen(entry), first));
-	}
-	ids->tail = last;
-}
-
-static int htw_ids_grow(struct htw_ids *ids)
-{
-	atomic64_t *chunk;
-	u32 i, first;
-	int ret = 0;
-
-	mutex_lock(&ids->grow_lock);
-	if (READ_ONCE(ids->head) != HTW_ID_NONE)
-		goto out;	/* someone freed or grew meanwhile */
-	if (ids->used_chunks == ids->nchunks) {
-		ret = -ENOSPC;
-		goto out;
-	}
-	chunk = kmalloc_array(HTW_IDS_PER_CHUNK, sizeof(*chunk),
-			      GFP_KERNEL_ACCOUNT);
-	if (!chunk) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	first = ids->used_chunks * HTW_IDS_PER_CHUNK;
-	/* Generation 0 is never handed out. */
-	for (i = 0; i < HTW_IDS_PER_CHUNK; i++)
-		atomic64_set(&chunk[i], htw_id_free_entry(1, i + 1 < HTW_IDS_PER_CHUNK ?
-							   first + i + 1 : HTW_ID_NONE));
-	/* Entries before the pointer: lookups may race with growth. */
-	smp_store_release(&ids->dir[ids->used_chunks], chunk);
-	ids->used_chunks++;
-	spin_lock(&ids->lock);
-	htw_ids_append_locked(ids, first, first + HTW_IDS_PER_CHUNK - 1);
-	spin_unlock(&ids->lock);
-out:
-	mutex_unlock(&ids->grow_lock);
-	return ret;
-}
-
-/* Take the oldest free id; process context (may grow the table). */
-static int htw_id_get(struct htw_ids *ids, u32 *id, u64 *gen)
-{
-	u64 entry;
-	int ret;
-
-	for (;;) {
-		spin_lock(&ids->lock);
-		if (ids->head != HTW_ID_NONE)
-			break;
-		spin_unlock(&ids->lock);
-		ret = htw_ids_grow(ids);
-		if (ret)
-			return ret;
-	}
-	*id = ids->head;
-	entry = atomic64_read(htw_id_entry(ids, *id));
-	ids->head = htw_id_entry_next(entry);
-	if (ids->head == HTW_ID_NONE)
-		ids->tail = HTW_ID_NONE;
-	spin_unlock(&ids->lock);
-	*gen = htw_id_entry_gen(entry);
-	return 0;
-}
-
-/*
- * Free @id, whose last user had generation @gen.  An id whose generations
- * are used up is retired: its entry stays free but off the list, so no
- * handle is ever issued twice.
- */
-static void htw_id_put(struct htw_ids *ids, u32 id, u64 gen)
-{
-	atomic64_t *slot = htw_id_entry(ids, id);
-
-	if (gen >= HTW_GEN_MAX) {
-		atomic64_set(slot, htw_id_free_entry(0, HTW_ID_NONE));
-		return;
-	}
-	spin_lock(&ids->lock);
-	atomic64_set(slot, htw_id_free_entry(gen + 1, HTW_ID_NONE));
-	htw_ids_append_locked(ids, id, id);
-	spin_unlock(&ids->lock);
-}
-
-static struct htw_timer *htw_id_lookup(struct htw_ids *ids, u32 id)
-{
-	atomic64_t *slot = htw_id_entry(ids, id);
-	u64 entry;
-
-	if (!slot)
-		return NULL;
-	entry = atomic64_read(slot);
-	if (entry & 1)
-		return NULL;
-	return (struct htw_timer *)(uintptr_t)entry;
-}
-
-static u32 htw_ids_nchunks(u64 max_pending)
-{
-	return DIV_ROUND_UP_ULL(max_pending, HTW_IDS_PER_CHUNK);
-}
-
-static int htw_ids_init(struct htw_ids *ids, u64 max_pending)
-{
-	BUILD_BUG_ON(BIT_ULL(HTW_ID_BITS) < HTW_MAX_PENDING);
-	BUILD_BUG_ON(HTW_ID_BITS + HTW_GEN_BITS > 63);
-	BUILD_BUG_ON(HTW_ID_BITS + 2 + HTW_GEN_BITS != 64);
-	ids->nchunks = htw_ids_nchunks(max_pending);
-	ids->dir = kvcalloc(ids->nchunks, sizeof(*ids->dir), GFP_KERNEL_ACCOUNT);
-	if (!ids->dir)
-		return -ENOMEM;
-	spin_lock_init(&ids->lock);
-	ids->head = HTW_ID_NONE;
-	ids->tail = HTW_ID_NONE;
-	mutex_init(&ids->grow_lock);
-	return 0;
-}
-
-static void htw_ids_free(struct htw_ids *ids)
-{
-	u32 i;
-
-	for (i = 0; i < ids->used_chunks; i++)
-		kfree(ids->dir[i]);
-	kvfree(ids->dir);
-	mutex_destroy(&ids->grow_lock);
-}
-
-static u64 htw_make_handle(const struct htw_wheel *w, u32 id, u64 gen)
-{
-	return (gen << HTW_ID_BITS | id) ^ w->handle_key;
-}
-
-/*
- * Decode @handle into id and generation; false for a value this wheel
- * never issues (generation 0 or bits above the generation set).
- */
-static bool htw_handle_decode(const struct htw_wheel *w, u64 handle,
-			      u32 *id, u64 *gen)
-{
-	u64 raw = handle ^ w->handle_key;
-
-	*id = raw & HTW_ID_MASK;
-	*gen = raw >> HTW_ID_BITS;
-	return *gen && *gen <= HTW_GEN_MAX;
-}
-
-static u32 htw_timer_id(const struct htw_wheel *w, const struct htw_timer *t)
-{
-	return (t->handle ^ w->handle_key) & HTW_ID_MASK;
-}
+/* ---- timer identity and lifetime ---- */
 
 /*
  * Is @t, found through the handle table and maybe freed and reused since
@@ -453,15 +187,12 @@ static bool htw_timer_is(struct htw_timer *t, u64 handle, u32 where)
 	return READ_ONCE(t->handle) == handle;
 }
 
-/* ---- timer lifetime ---- */
-
 /* htw_quota_charge() and htw_quota_uncharge(): see htw_limits.h. */
 
 static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 {
 	struct htw_timer *t;
-	u64 gen;
-	u32 id;
+	u64 handle;
 	int ret;
 
 	if (atomic64_inc_return(&w->live) > w->geo.max_pending) {
@@ -475,12 +206,12 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 	t = kmem_cache_alloc(htw_timer_cache, GFP_KERNEL);
 	if (!t)
 		goto undo_quota;
-	ret = htw_id_get(&w->ids, &id, &gen);
+	ret = htw_handle_get(&w->handles, &handle);
 	if (ret) {
 		kmem_cache_free(htw_timer_cache, t);
 		goto undo_quota;
 	}
-	WRITE_ONCE(t->handle, htw_make_handle(w, id, gen));
+	WRITE_ONCE(t->handle, handle);
 	/* The identity before any place; pairs with htw_timer_is(). */
 	smp_wmb();
 	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
@@ -496,7 +227,7 @@ undo_live:
 	return ERR_PTR(ret);
 }
 
-/* Give the memory and the charges back; the id is the caller's business. */
+/* Give the memory and the charges back; the handle is the caller's business. */
 static void htw_timer_release(struct htw_wheel *w, struct htw_timer *t)
 {
 	kmem_cache_free(htw_timer_cache, t);
@@ -508,22 +239,24 @@ static void htw_timer_release(struct htw_wheel *w, struct htw_timer *t)
 /* Cancel treats a timer marked HTW_FREE as gone (UNKNOWN). */
 static void htw_timer_free(struct htw_wheel *w, struct htw_timer *t)
 {
-	u64 raw = t->handle ^ w->handle_key;
-
 	WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
-	htw_id_put(&w->ids, raw & HTW_ID_MASK, raw >> HTW_ID_BITS);
+	htw_handle_put(&w->handles, t->handle);
 	htw_timer_release(w, t);
 }
 
-static void htw_publish(struct htw_wheel *w, struct htw_timer *t)
+/* Free every timer of @list, which nothing else can reach any more. */
+void htw_free_list(struct htw_wheel *w, struct hlist_head *list)
 {
-	/* Fields first: lookups may dereference as soon as the entry is set. */
-	smp_wmb();
-	/* Before the bucket lock is dropped: nothing can free it earlier. */
-	atomic64_set(htw_id_entry(&w->ids, htw_timer_id(w, t)), (u64)(uintptr_t)t);
+	struct hlist_node *tmp;
+	struct htw_timer *t;
+
+	hlist_for_each_entry_safe(t, tmp, list, node) {
+		hlist_del(&t->node);
+		htw_timer_free(w, t);
+	}
 }
 
-/* ---- schedule ---- */
+/* ---- insertion ---- */
 
 /*
  * Slow path of insertion: a tick run moved the horizon while we linked, so
@@ -547,21 +280,20 @@ static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t,
 		moved = true;
 	}
 	spin_unlock(&bk->lock);
-	if (moved) {
-		bucket = htw_place(w, t->expires, w->clk, &point);
-		bk = &w->buckets[bucket];
-		spin_lock(&bk->lock);
-		htw_link_locked(w, bucket, t);
-		spin_unlock(&bk->lock);
-	} else {
+	if (moved)
+		point = htw_wheel_place(w, t, w->clk);
+	else
 		point = U64_MAX;	/* the tick placed it and armed for it */
-	}
 	spin_unlock_bh(&w->tick_lock);
 	return point;
 }
 
-/* Link and publish a new timer without tick_lock; see struct htw_wheel. */
-static void htw_insert(struct htw_wheel *w, struct htw_timer *t)
+/*
+ * Link and publish a new timer without tick_lock; see THE SCHEDULE/TICK
+ * RACE at struct htw_wheel.  Returns the point the hrtimer must fire by
+ * for it, U64_MAX if a tick run took care of that.
+ */
+static u64 htw_insert(struct htw_wheel *w, struct htw_timer *t)
 {
 	u64 handle = t->handle;
 	u64 horizon, point;
@@ -569,18 +301,21 @@ static void htw_insert(struct htw_wheel *w, struct htw_timer *t)
 
 	rcu_read_lock();
 	horizon = READ_ONCE(w->horizon);
-	bucket = htw_place(w, t->expires, horizon, &point);
+	bucket = htw_grid_place(&w->grid, t->expires, horizon, &point);
 	spin_lock_bh(&w->buckets[bucket].lock);
 	htw_link_locked(w, bucket, t);
-	htw_publish(w, t);
+	/* Before the bucket lock is dropped: nothing can free it earlier. */
+	htw_handle_set(&w->handles, handle, t);
 	spin_unlock_bh(&w->buckets[bucket].lock);
-	/* Pairs with smp_mb() in htw_advance() and htw_rearm(). */
+	/*
+	 * Pairs with smp_mb() in htw_advance() and htw_rearm(); it also
+	 * orders our bit before the caller's read of armed_tick.
+	 */
 	smp_mb();
 	if (READ_ONCE(w->horizon) != horizon)
 		point = htw_replace_slow(w, t, handle, bucket, point);
 	rcu_read_unlock();
-	if (point < READ_ONCE(w->armed_tick))
-		htw_arm_at_most(w, point);
+	return point;
 }
 
 int htw_spec_check(const struct htw_geometry *geo,
@@ -592,31 +327,36 @@ int htw_spec_check(const struct htw_geometry *geo,
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_spec_check);
 
-int htw_wheel_schedule(struct htw_wheel *wheel,
-		       const struct htw_timer_spec *spec, u64 *handle)
+/*
+ * htw_wheel_schedule() without the arming: *@point is where the hrtimer
+ * must fire by for the new timer (U64_MAX: nothing to do), which the tick
+ * compares with armed_tick after this returns (the smp_mb() in
+ * htw_insert() comes first).
+ */
+int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
+		  u64 *handle, u64 *point)
 {
 	struct htw_timer *t;
 
 	might_sleep();
-	if (htw_spec_check(&wheel->geo, spec))
+	if (htw_spec_check(&w->geo, spec))
 		return -EINVAL;
-	if (atomic64_read(&wheel->live) >= wheel->geo.max_pending)
+	if (atomic64_read(&w->live) >= w->geo.max_pending)
 		return -ENOSPC;
-	t = htw_timer_alloc(wheel);
+	t = htw_timer_alloc(w);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
 	t->cookie = spec->cookie;
 	t->deadline_ns = spec->deadline_ns;
 	t->period_ns = spec->period_ns;
-	t->slack_shift = htw_slack_shift(wheel, spec->slack_ns);
-	t->expires = htw_expiry_tick(wheel, t->deadline_ns, t->slack_shift);
+	t->slack_shift = htw_grid_slack_shift(&w->grid, spec->slack_ns);
+	t->expires = htw_grid_expiry_tick(&w->grid, t->deadline_ns, t->slack_shift);
 	*handle = t->handle;
-	atomic64_inc(&wheel->pending);
-	atomic64_inc(&wheel->scheduled);
-	htw_insert(wheel, t);
+	atomic64_inc(&w->pending);
+	atomic64_inc(&w->scheduled);
+	*point = htw_insert(w, t);
 	return 0;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_schedule);
 
 /* ---- cancel ---- */
 
@@ -632,7 +372,7 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 	 * we read @where (SLAB_TYPESAFE_BY_RCU): check the bucket is ours
 	 * before taking its lock; htw_timer_is() then checks the rest.
 	 */
-	if (bucket >= w->geo.levels * w->geo.slots)
+	if (bucket >= htw_grid_buckets(&w->grid))
 		return false;
 	bk = &w->buckets[bucket];
 
@@ -675,15 +415,12 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 {
 	enum htw_cancel_status ret = HTW_WHEEL_CANCEL_UNKNOWN;
 	struct htw_timer *t;
-	u32 where, id;
-	u64 gen;
+	u32 where;
 	int r;
 
-	if (!htw_handle_decode(wheel, handle, &id, &gen))
-		return ret;
 	rcu_read_lock();
 	for (;;) {
-		t = htw_id_lookup(&wheel->ids, id);
+		t = htw_handle_lookup(&wheel->handles, handle);
 		if (!t || READ_ONCE(t->handle) != handle)
 			break;
 		/* The identity before the place; see htw_timer_is(). */
@@ -733,9 +470,10 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_unschedule);
 
 /* ---- ready queue ---- */
 
-/* Called by the tick with tick_lock held and no other wheel lock. */
+/* Called by the tick, which owns @t, with no other wheel lock. */
 void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *t)
 {
+	lockdep_assert_held(&w->tick_lock);
 	spin_lock(&w->ready_lock);
 	if (w->ready_tail)
 		hlist_add_behind(&t->node, &w->ready_tail->node);
@@ -751,6 +489,7 @@ static struct htw_timer *htw_dequeue_ready_locked(struct htw_wheel *w)
 {
 	struct htw_timer *t;
 
+	lockdep_assert_held(&w->tick_lock);
 	lockdep_assert_held(&w->ready_lock);
 	if (hlist_empty(&w->ready_head))
 		return NULL;
@@ -813,62 +552,59 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_peek_ready);
 /*
  * Put a delivered periodic timer back on its own grid: the next deadline
  * is the reported one plus (1 + overrun) periods, never now + period.
- * Returns false if that is beyond u64 (the timer is then finished).
+ * Returns false if that is beyond u64 (the timer is then finished), else
+ * sets *@point to the visit point of its bucket.
  */
 static bool htw_rearm_periodic(struct htw_wheel *w, struct htw_timer *t,
-			       u32 overrun)
+			       u32 overrun, u64 *point)
 {
 	u64 step, next;
-	u32 bucket;
-	u64 point;
 
 	lockdep_assert_held(&w->tick_lock);
 	if (check_mul_overflow((u64)overrun + 1, t->period_ns, &step) ||
 	    check_add_overflow(t->deadline_ns, step, &next))
 		return false;
 	t->deadline_ns = next;
-	t->expires = htw_expiry_tick(w, next, t->slack_shift);
-	bucket = htw_place(w, t->expires, w->clk, &point);
-	spin_lock(&w->buckets[bucket].lock);
-	htw_link_locked(w, bucket, t);
-	spin_unlock(&w->buckets[bucket].lock);
-	htw_arm_at_most(w, point);
+	t->expires = htw_grid_expiry_tick(&w->grid, next, t->slack_shift);
+	*point = htw_wheel_place(w, t, w->clk);
 	return true;
 }
 
-void htw_wheel_consume_ready(struct htw_wheel *wheel,
-			     const struct htw_wheel_expiry *recs, size_t n)
+/*
+ * The part of htw_wheel_consume_ready() under tick_lock: take the first
+ * @n records off the ready queue, put periodic timers back on their grid
+ * and move the finished ones to @done, for htw_free_list() once the locks
+ * are dropped.  Returns the earliest visit point of the timers put back
+ * (U64_MAX: none), for the tick to arm while it still holds tick_lock.
+ */
+u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
+		       size_t n, struct hlist_head *done)
 {
-	HLIST_HEAD(done);
+	u64 earliest = U64_MAX, point;
 	struct htw_timer *t;
-	struct hlist_node *tmp;
 	size_t i;
 
-	spin_lock_bh(&wheel->tick_lock);
-	spin_lock(&wheel->ready_lock);
+	lockdep_assert_held(&w->tick_lock);
+	spin_lock(&w->ready_lock);
 	for (i = 0; i < n; i++) {
-		t = htw_dequeue_ready_locked(wheel);
+		t = htw_dequeue_ready_locked(w);
 		if (WARN_ON_ONCE(!t))
 			break;
 		WARN_ON_ONCE(t->handle != recs[i].handle);
-		atomic64_add(recs[i].overrun, &wheel->fired);
+		atomic64_add(recs[i].overrun, &w->fired);
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED) &&
-		    htw_rearm_periodic(wheel, t, recs[i].overrun))
+		    htw_rearm_periodic(w, t, recs[i].overrun, &point)) {
+			earliest = min(earliest, point);
 			continue;
+		}
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED))
-			atomic64_dec(&wheel->pending);	/* ran off the clock */
+			atomic64_dec(&w->pending);	/* ran off the clock */
 		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
-		hlist_add_head(&t->node, &done);
+		hlist_add_head(&t->node, done);
 	}
-	spin_unlock(&wheel->ready_lock);
-	spin_unlock_bh(&wheel->tick_lock);
-
-	hlist_for_each_entry_safe(t, tmp, &done, node) {
-		hlist_del(&t->node);
-		htw_timer_free(wheel, t);
-	}
+	spin_unlock(&w->ready_lock);
+	return earliest;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_consume_ready);
 
 bool htw_wheel_has_ready(struct htw_wheel *wheel)
 {
@@ -878,8 +614,7 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_has_ready);
 
 /* ---- drain ---- */
 
-static void htw_describe(const struct htw_wheel *w,
-			 const struct htw_timer *t, u64 now,
+static void htw_describe(const struct htw_timer *t, u64 now,
 			 struct htw_wheel_unexpired *out, size_t max, size_t n)
 {
 	if (n >= max)
@@ -891,48 +626,23 @@ static void htw_describe(const struct htw_wheel *w,
 	};
 }
 
-/*
- * Expiry processing stops while a drain runs, so that no timer moves from a
- * bucket the drain has not reached to one it has passed.  The caller
- * serialises drains with peek/consume, which are then the only other
- * writers of the ready queue besides cancel (flags only).
- */
-static void htw_pause(struct htw_wheel *w)
-{
-	spin_lock_bh(&w->tick_lock);
-	w->paused++;
-	spin_unlock_bh(&w->tick_lock);
-}
-
-static void htw_resume(struct htw_wheel *w)
-{
-	spin_lock_bh(&w->tick_lock);
-	if (!--w->paused) {
-		/* Whatever the open tick had left, the drain took. */
-		w->tick_open = false;
-		htw_rearm(w);	/* idle now: disarm rather than wake for nothing */
-	}
-	spin_unlock_bh(&w->tick_lock);
-}
-
 static size_t htw_drain_buckets(struct htw_wheel *w, u64 now,
 				struct htw_wheel_unexpired *out, size_t max,
 				size_t n)
 {
-	u32 nbuckets = w->geo.levels * w->geo.slots;
 	struct hlist_node *tmp;
 	struct htw_timer *t;
 	unsigned int taken;
 	u32 b;
 
-	for_each_set_bit(b, w->occupied, nbuckets) {
+	for_each_set_bit(b, w->occupied, htw_grid_buckets(&w->grid)) {
 		do {
 			HLIST_HEAD(list);
 
 			taken = htw_take_some(w, b, &list, HTW_BATCH, HTW_FREE);
 			hlist_for_each_entry_safe(t, tmp, &list, node) {
 				hlist_del(&t->node);
-				htw_describe(w, t, now, out, max, n++);
+				htw_describe(t, now, out, max, n++);
 				htw_timer_free(w, t);
 			}
 			cond_resched();
@@ -990,22 +700,24 @@ static size_t htw_drain_ready(struct htw_wheel *w, u64 now,
 	return n;
 }
 
-size_t htw_wheel_drain(struct htw_wheel *wheel,
-		       struct htw_wheel_unexpired *out, size_t max)
+/*
+ * The body of htw_wheel_drain(), which pauses expiry processing around
+ * it: no timer moves from a bucket the drain has not reached to one it
+ * has passed.  The caller serialises drains with peek/consume, which are
+ * then the only other writers of the ready queue besides cancel (flags
+ * only).
+ */
+size_t htw_drain_paused(struct htw_wheel *w, u64 now,
+			struct htw_wheel_unexpired *out, size_t max)
 {
-	u64 now = htw_wheel_now(wheel);
 	size_t n;
 
-	might_sleep();
-	htw_pause(wheel);
-	n = htw_drain_buckets(wheel, now, out, max, 0);
-	n = htw_drain_ready(wheel, now, out, max, n);
-	htw_resume(wheel);
-	atomic64_sub(n, &wheel->pending);
-	atomic64_add(n, &wheel->cancelled);
+	n = htw_drain_buckets(w, now, out, max, 0);
+	n = htw_drain_ready(w, now, out, max, n);
+	atomic64_sub(n, &w->pending);
+	atomic64_add(n, &w->cancelled);
 	return n;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_drain);
 
 /* ---- stats ---- */
 
@@ -1026,11 +738,11 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_get_stats);
 
-/* ---- create / destroy ---- */
+/* ---- create and free ---- */
 
 static int htw_buckets_init(struct htw_wheel *w)
 {
-	u32 n = w->geo.levels * w->geo.slots, i;
+	u32 n = htw_grid_buckets(&w->grid), i;
 
 	BUILD_BUG_ON(HTW_WHERE_BUCKET_MASK < 32 * HTW_MAX_SLOTS);
 	w->buckets = kvmalloc_array(n, sizeof(*w->buckets), GFP_KERNEL_ACCOUNT);
@@ -1044,12 +756,11 @@ static int htw_buckets_init(struct htw_wheel *w)
 	return 0;
 }
 
-static void htw_wheel_free(struct htw_wheel *w)
+static void htw_wheel_free_mem(struct htw_wheel *w)
 {
 	kvfree(w->buckets);
 	bitmap_free(w->occupied);
-	if (w->ids.dir)
-		htw_ids_free(&w->ids);
+	htw_handles_destroy(&w->handles);
 	kfree(w);
 }
 
@@ -1071,12 +782,17 @@ static u64 htw_grid_base(const struct htw_wheel *w)
 	return now - rem;
 }
 
-static struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
-					 htw_ready_fn ready, void *owner,
-					 gfp_t gfp, bool manual, u64 now)
+/*
+ * A wheel without its tick (htw_wheel_create() adds that): ERR_PTR(-EINVAL)
+ * for a geometry htw_geometry_normalise() refuses, or -ENOMEM.
+ */
+struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
+				  htw_ready_fn ready, void *owner, gfp_t gfp,
+				  bool manual, u64 now)
 {
 	struct htw_wheel *w;
 
+	BUILD_BUG_ON(BIT_ULL(HTW_ID_BITS) < HTW_MAX_PENDING);
 	if (WARN_ON_ONCE(!htw_timer_cache))	/* htw_wheel_module_init() */
 		return ERR_PTR(-ENODEV);
 	w = kzalloc(sizeof(*w), gfp);
@@ -1087,39 +803,25 @@ static struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 		kfree(w);
 		return ERR_PTR(-EINVAL);
 	}
-	w->handle_key = get_random_u64() | HTW_HANDLE_KEY_TOP;
-	w->max_tick = div64_u64(U64_MAX, w->geo.tick_ns) + 1;
-	w->slot_bits = ilog2(w->geo.slots);
-	w->slot_mask = w->geo.slots - 1;
 	w->ready = ready;
 	w->owner = owner;
 	w->manual = manual;
 	w->manual_now = now;
+	htw_grid_init(&w->grid, &w->geo, htw_grid_base(w));
 	spin_lock_init(&w->tick_lock);
-	spin_lock_init(&w->arm_lock);
 	spin_lock_init(&w->ready_lock);
-	w->armed_tick = U64_MAX;
-	if (htw_buckets_init(w) || htw_ids_init(&w->ids, w->geo.max_pending)) {
-		htw_wheel_free(w);
+	if (htw_buckets_init(w) ||
+	    htw_handles_init(&w->handles, w->geo.max_pending, get_random_u64())) {
+		htw_wheel_free_mem(w);
 		return ERR_PTR(-ENOMEM);
 	}
-	w->base_ns = htw_grid_base(w);
-	htw_tick_init(w);
 	return w;
 }
 
-/* Returns the wheel or ERR_PTR(-EINVAL / -ENOMEM), never NULL. */
-struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
-				   htw_ready_fn ready, void *owner, gfp_t gfp)
-{
-	return htw_wheel_alloc(geo, ready, owner, gfp, false, 0);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create);
-
 /*
  * Free every timer of @list.  Nothing else can reach them any more (see
- * htw_wheel_destroy()), and the handle table goes with the wheel, so the
- * ids are not given back.
+ * htw_wheel_free()), and the handle table goes with the wheel, so the
+ * handles are not given back.
  */
 static void htw_discard_list(struct htw_wheel *w, struct hlist_head *list)
 {
@@ -1136,39 +838,42 @@ static void htw_discard_list(struct htw_wheel *w, struct hlist_head *list)
 }
 
 /*
- * Once the tick is stopped no one else touches the wheel (the caller
- * guarantees no other call races with destroy), so no lock is needed and
- * a million timers are freed with scheduling points in between.
+ * Free the wheel, its timers and its records once its tick is stopped:
+ * then no one else touches it (the caller guarantees no other call races
+ * with destroy), so no lock is needed and a million timers are freed with
+ * scheduling points in between.
  */
-void htw_wheel_destroy(struct htw_wheel *wheel)
+void htw_wheel_free(struct htw_wheel *w)
 {
-	u32 nbuckets, b;
+	u32 b;
 
-	if (IS_ERR_OR_NULL(wheel))
-		return;
 	might_sleep();
-	htw_tick_stop(wheel);
-	nbuckets = wheel->geo.levels * wheel->geo.slots;
-	for_each_set_bit(b, wheel->occupied, nbuckets)
-		htw_discard_list(wheel, &wheel->buckets[b].timers);
-	htw_discard_list(wheel, &wheel->ready_head);
-	wheel->ready_tail = NULL;
-	WARN_ON_ONCE(atomic64_read(&wheel->live));
-	htw_wheel_free(wheel);
+	for_each_set_bit(b, w->occupied, htw_grid_buckets(&w->grid))
+		htw_discard_list(w, &w->buckets[b].timers);
+	htw_discard_list(w, &w->ready_head);
+	w->ready_tail = NULL;
+	WARN_ON_ONCE(atomic64_read(&w->live));
+	htw_wheel_free_mem(w);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_destroy);
+
+/* What htw_buckets_init() and htw_handles_init() allocate for @geo. */
+size_t htw_wheel_footprint(const struct htw_geometry *geo)
+{
+	struct htw_geometry g = *geo;
+	size_t nbuckets;
+
+	if (htw_geometry_normalise(&g))
+		return 0;
+	nbuckets = (size_t)g.levels * g.slots;
+	return nbuckets * sizeof(struct htw_bucket) +
+	       BITS_TO_LONGS(nbuckets) * sizeof(unsigned long) +
+	       htw_handles_footprint(g.max_pending);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_footprint);
 
 /* ---- test hooks ---- */
 
-#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
-struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
-					  htw_ready_fn ready, void *owner,
-					  u64 start_ns)
-{
-	return htw_wheel_alloc(geo, ready, owner, GFP_KERNEL, true, start_ns);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_manual);
-
+#ifdef HTW_TEST_HOOKS
 void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns)
 {
 	WRITE_ONCE(w->manual_now, now_ns);
@@ -1178,21 +883,18 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_set_now);
 int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 {
 	struct htw_timer *t;
-	u32 where, bucket, id;
+	u32 where, bucket;
 	int ret = -ENOENT;
-	u64 gen;
 
-	if (!htw_handle_decode(w, handle, &id, &gen))
-		return ret;
 	spin_lock_bh(&w->tick_lock);	/* no batch, nothing in transit */
 	rcu_read_lock();
-	t = htw_id_lookup(&w->ids, id);
+	t = htw_handle_lookup(&w->handles, handle);
 	if (t && t->handle == handle) {
 		where = READ_ONCE(t->where);
 		bucket = where & HTW_WHERE_BUCKET_MASK;
 		p->state = htw_where_state(where);
-		p->level = p->state == HTW_PENDING ? bucket >> w->slot_bits : 0;
-		p->index = p->state == HTW_PENDING ? bucket & w->slot_mask : 0;
+		p->level = p->state == HTW_PENDING ? htw_grid_level(&w->grid, bucket) : 0;
+		p->index = p->state == HTW_PENDING ? htw_grid_index(&w->grid, bucket) : 0;
 		p->expires = p->state == HTW_PENDING ? t->expires : 0;
 		ret = 0;
 	}
@@ -1202,15 +904,9 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_inspect);
 
-u64 htw_wheel_armed_tick(struct htw_wheel *w)
-{
-	return READ_ONCE(w->armed_tick);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_armed_tick);
-
 u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick)
 {
-	return htw_tick_time(w, tick);
+	return htw_grid_tick_time(&w->grid, tick);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_tick_time);
 
@@ -1225,41 +921,12 @@ long htw_timers_allocated(void)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_timers_allocated);
 
-/*
- * Make every free id of @w look used @gen - 1 times already, so that a
- * suite can reach the end of the generations in a few calls.
- */
 void htw_ids_age(struct htw_wheel *w, u64 gen)
 {
-	struct htw_ids *ids = &w->ids;
-	atomic64_t *slot;
-	u32 id;
-
-	spin_lock(&ids->lock);
-	for (id = ids->head; id != HTW_ID_NONE; id = htw_id_entry_next(atomic64_read(slot))) {
-		slot = htw_id_entry(ids, id);
-		atomic64_set(slot, htw_id_free_entry(gen, htw_id_entry_next(atomic64_read(slot))));
-	}
-	spin_unlock(&ids->lock);
+	htw_handles_age(&w->handles, gen);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_ids_age);
 
 void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_identity_hook);
 #endif
-
-/* What htw_buckets_init() and htw_ids_init() allocate for @geo. */
-size_t htw_wheel_footprint(const struct htw_geometry *geo)
-{
-	struct htw_geometry g = *geo;
-	size_t nbuckets, nchunks;
-
-	if (htw_geometry_normalise(&g))
-		return 0;
-	nbuckets = (size_t)g.levels * g.slots;
-	nchunks = htw_ids_nchunks(g.max_pending);
-	return nbuckets * sizeof(struct htw_bucket) +
-	       BITS_TO_LONGS(nbuckets) * sizeof(unsigned long) +
-	       nchunks * sizeof(atomic64_t *);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_footprint);

@@ -1,52 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * htwheel: the hashed timing wheel core, shared by the device (htw_dev.c)
- * and the KUnit suites (tests/kunit/).  Nothing here knows about files,
- * ioctls or user memory.
+ * htwheel wheel: the timer store of one wheel (its buckets, ready queue and
+ * handles) and the operations that need no clock, for the device
+ * (htw_dev.c), the tick (htw_tick.c) and the KUnit suites.  Nothing here
+ * knows about files, ioctls or user memory.  The operations that arm,
+ * pause or stop a wheel's hrtimer (create, destroy, schedule, consume,
+ * drain) belong to the tick, which calls down into this layer: htw_tick.h.
  *
- * An instance ("wheel") keeps timers on an absolute tick grid:
- * tick k starts at base + k * tick_ns on the wheel's clock.  A timer with
- * deadline d (ns on that clock) expires at the first tick whose start is
- * >= d, so it can never fire early.  Timers live in power-of-two buckets on
- * one of several levels (level L spans slots^L ticks per bucket) and
- * cascade towards level 0 as their tick approaches; each timer moves at most
- * once per level.  See Documentation/htwheel-design.rst.
+ * An instance ("wheel") keeps timers on an absolute tick grid
+ * (htw_grid.h): a timer with deadline d expires at the first tick whose
+ * start is >= d, so it can never fire early.  Timers live in power-of-two
+ * buckets on one of several levels and cascade towards level 0 as their
+ * tick approaches; each timer moves at most once per level.  See
+ * Documentation/htwheel-design.rst.
  */
 #ifndef _HTW_WHEEL_H
 #define _HTW_WHEEL_H
 
-#include <linux/bits.h>
 #include <linux/types.h>
-#include <linux/hrtimer.h>
-#include <linux/list.h>
-#include <linux/spinlock.h>
-#include <linux/atomic.h>
 
-/* Exported only to the KUnit suites and the benchmark; see htw_compat.h. */
+#include "htw_grid.h"
 
 struct htw_wheel;
-
-/*
- * A limit on live timers shared by several wheels: the device's
- * per-(user namespace, uid) accounting, opaque here (htw_limits.h).
- */
-struct htw_quota;
-
-/* Geometry and limits of one wheel, normalised by htw_wheel_create(). */
-struct htw_geometry {
-	u64 tick_ns;		/* >= HTW_MIN_TICK_NS */
-	u32 slots;		/* per level, rounded up to a power of two */
-	u32 levels;		/* derived: enough levels to cover any u64 delay */
-	clockid_t clockid;	/* CLOCK_MONOTONIC or CLOCK_BOOTTIME */
-	u64 max_pending;	/* limit on live timers (pending + queued) */
-	struct htw_quota *quota; /* optional: charged one per live timer */
-};
-
-#define HTW_MIN_TICK_NS		(10 * NSEC_PER_USEC)
-#define HTW_MAX_TICK_NS		(10ULL * NSEC_PER_SEC)
-#define HTW_MIN_SLOTS		4
-#define HTW_MAX_SLOTS		65536
-#define HTW_MAX_PENDING		BIT_ULL(26)	/* per wheel, live timers */
 
 /* What a caller asks for when scheduling one timer. */
 struct htw_timer_spec {
@@ -105,21 +80,7 @@ typedef void (*htw_ready_fn)(struct htw_wheel *wheel, void *owner);
 int htw_wheel_module_init(void);
 void htw_wheel_module_exit(void);
 
-/*
- * htw_geometry_normalise() rounds slots up to a power of two (at least
- * HTW_MIN_SLOTS), derives levels and returns -EINVAL for a tick outside
- * [max(HTW_MIN_TICK_NS, hrtimer resolution), HTW_MAX_TICK_NS], slots 0 or
- * above HTW_MAX_SLOTS, another clock, or max_pending 0 or above
- * HTW_MAX_PENDING.  htw_wheel_create() normalises a copy of @geo itself.
- * htw_wheel_create() returns ERR_PTR(-EINVAL or -ENOMEM), never NULL.
- * htw_wheel_destroy() must not race with any other call on the wheel; it
- * may sleep (it frees a batch at a time with scheduling points).
- */
-struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
-				   htw_ready_fn ready, void *owner, gfp_t gfp);
-void htw_wheel_destroy(struct htw_wheel *wheel);
 void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo);
-int htw_geometry_normalise(struct htw_geometry *geo);
 /*
  * Bytes a wheel of @geo allocates when it is created (bucket array,
  * occupancy bitmap, handle-table directory; not its timers), so that they
@@ -132,16 +93,12 @@ u64 htw_wheel_now(const struct htw_wheel *wheel);
 u64 htw_clock_now(clockid_t clockid);
 
 /*
- * Process context, may sleep.  Returns 0 and sets *handle, or
- * -ENOSPC (max_pending live timers already), -EDQUOT (the quota is
- * used up), -ENOMEM, or -EINVAL (htw_spec_check()).  On error
- * nothing changed, statistics included.  Never blocks on the tick.
+ * The wheel's rule for a timer: -EINVAL for a spec a wheel of @geo would
+ * refuse whatever its state (a period shorter than the tick), else 0.
  */
-int htw_wheel_schedule(struct htw_wheel *wheel,
-		       const struct htw_timer_spec *spec, u64 *handle);
-/* -EINVAL for a spec a wheel of @geo would refuse whatever its state. */
 int htw_spec_check(const struct htw_geometry *geo,
 		   const struct htw_timer_spec *spec);
+
 /*
  * Any handle value is safe to pass.  A one-shot's handle is UNKNOWN once
  * its record was consumed; a periodic timer's stays FIRED while a record
@@ -160,33 +117,19 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle);
 /*
  * Reading is two-phase so that a failed copy to user space loses nothing:
  * htw_wheel_peek_ready() describes up to @max records at the head of the
- * ready queue without removing them; htw_wheel_consume_ready() then removes
- * the first @n of those (after the copy succeeded).  Records leave the
- * ready queue only through consume (or destroy), and the tick only appends
- * or adds overruns, so a peek/consume pair sees the same head provided the
- * caller serialises its pairs (the device holds a per-fd mutex).  Overruns
- * that accrue between peek and consume stay queued for the next read.
- * Both hold a wheel lock for the whole of @max or @n records: keep those
- * small (the device uses 8).
+ * ready queue without removing them; htw_wheel_consume_ready() (htw_tick.h)
+ * then removes the first @n of those (after the copy succeeded).  Records
+ * leave the ready queue only through consume (or destroy), and the tick
+ * only appends or adds overruns, so a peek/consume pair sees the same head
+ * provided the caller serialises its pairs (the device holds a per-fd
+ * mutex).  Overruns that accrue between peek and consume stay queued for
+ * the next read.  Both hold a wheel lock for the whole of @max or @n
+ * records: keep those small (the device uses 8).
  */
 size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 			    struct htw_wheel_expiry *out, size_t max);
-void htw_wheel_consume_ready(struct htw_wheel *wheel,
-			     const struct htw_wheel_expiry *recs, size_t n);
 bool htw_wheel_has_ready(struct htw_wheel *wheel);
 
-/*
- * Cancel every pending timer; the first @max are described in @out.
- * Returns the number cancelled (may exceed @max).  Ready records stay.
- * Process context, may sleep: it works a batch at a time and pauses expiry
- * meanwhile.  The caller serialises drains with peek/consume pairs.
- */
-size_t htw_wheel_drain(struct htw_wheel *wheel,
-		       struct htw_wheel_unexpired *out, size_t max);
-
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st);
-
-/* Run the whole tick now as if the hrtimer had fired; may sleep (tests). */
-void htw_wheel_run_tick(struct htw_wheel *wheel);
 
 #endif /* _HTW_WHEEL_H */

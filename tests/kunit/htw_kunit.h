@@ -16,6 +16,7 @@
 #include <kunit/test.h>
 
 #include "htw_internal.h"
+#include "htw_tick.h"
 
 #define MS	NSEC_PER_MSEC
 #define US	NSEC_PER_USEC

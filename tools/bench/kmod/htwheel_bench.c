@@ -24,7 +24,8 @@
 #include <linux/sort.h>
 #include <linux/atomic.h>
 
-#include "htw_internal.h"
+#include "htw_test_hooks.h"
+#include "htw_tick.h"
 #include "htw_compat.h"
 
 MODULE_IMPORT_NS(HTWHEEL);

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * htwheel: every test hook, for the KUnit suites (tests/kunit/) and, in a
+ * build with HTW_BENCH=1, the benchmark module (tools/bench/kmod/).  The
+ * shipped module has none of them: HTW_TEST_HOOKS is defined only when one
+ * of those can be loaded, and EXPORT_SYMBOL_IF_HTW_TESTS() (htw_compat.h)
+ * exports to them alone.
+ *
+ * Each layer of the core includes this header to define its own hooks, so
+ * it includes no layer's header: the types it names stay opaque here.
+ */
+#ifndef _HTW_TEST_HOOKS_H
+#define _HTW_TEST_HOOKS_H
+
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+#include "htw_limits.h"
+
+#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
+#define HTW_TEST_HOOKS 1
+#endif
+
+struct htw_geometry;
+struct htw_handles;
+struct htw_timer;
+struct htw_wheel;
+
+/* Where a timer is, as htw_wheel_inspect() reports it. */
+struct htw_placement {
+	u32 state;		/* enum htw_state (htw_internal.h) */
+	u32 level;
+	u32 index;		/* bucket within the level */
+	u64 expires;		/* tick index */
+};
+
+#ifdef HTW_TEST_HOOKS
+/* htw_tick.c: a wheel whose clock is set by hand and which never arms. */
+struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
+					  void (*ready)(struct htw_wheel *wheel,
+							void *owner),
+					  void *owner, u64 start_ns);
+/* htw_tick.c: run the whole tick now as if the hrtimer fired; may sleep. */
+void htw_wheel_run_tick(struct htw_wheel *w);
+/* htw_tick.c: one batch of that run; true when the run is complete. */
+bool htw_wheel_run_batch(struct htw_wheel *w);
+/* htw_tick.c: the tick the hrtimer is (or would be) armed for. */
+u64 htw_wheel_armed_tick(struct htw_wheel *w);
+
+/* htw_wheel.c */
+void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns);
+int htw_wheel_inspect(struct htw_wheel *w, u64 handle,
+		      struct htw_placement *p);
+u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick);
+/* Timers allocated by every wheel, for leak checks. */
+long htw_timers_allocated(void);
+/* htw_handles_age() on the wheel's handle table. */
+void htw_ids_age(struct htw_wheel *w, u64 gen);
+/*
+ * Called by htw_timer_is() after each of its reads (@step 0: the first
+ * read of ->handle, 1: ->where), so a suite can play a racing CPU's writes
+ * in between, deterministically.
+ */
+extern void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
+#define htw_identity_probe(t, step)				\
+	do {							\
+		if (unlikely(READ_ONCE(htw_identity_hook)))	\
+			htw_identity_hook(t, step);		\
+	} while (0)
+
+/*
+ * htw_handles.c: make every free id look used @gen - 1 times already, so
+ * that a suite reaches the end of the generations in a few calls.
+ */
+void htw_handles_age(struct htw_handles *h, u64 gen);
+
+/* htw_limits.c */
+unsigned long htw_limits_used(const struct htw_quota *q, enum htw_limit res);
+unsigned long htw_limits_entries(void);
+#else
+static inline void htw_identity_probe(struct htw_timer *t, unsigned int step) { }
+#endif
+
+#endif /* _HTW_TEST_HOOKS_H */
