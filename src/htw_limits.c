@@ -237,8 +237,10 @@ void htw_quota_uncharge(struct htw_quota *q)
 }
 
 #ifdef HTW_TEST_HOOKS
-unsigned long htw_limits_used(const struct htw_quota *q, enum htw_limit res)
+unsigned long htw_limits_used(const struct htw_quota *q, unsigned int res)
 {
+	if (WARN_ON_ONCE(res >= HTW_LIMIT_COUNT))
+		return 0;
 	return atomic_long_read(&q->used[res]);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_limits_used);

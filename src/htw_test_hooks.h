@@ -15,14 +15,13 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 
-#include "htw_limits.h"
-
 #if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
 #define HTW_TEST_HOOKS 1
 #endif
 
 struct htw_geometry;
 struct htw_handles;
+struct htw_quota;
 struct htw_timer;
 struct htw_wheel;
 
@@ -74,8 +73,8 @@ extern void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
  */
 void htw_handles_age(struct htw_handles *h, u64 gen);
 
-/* htw_limits.c */
-unsigned long htw_limits_used(const struct htw_quota *q, enum htw_limit res);
+/* htw_limits.c; @res is an enum htw_limit, left opaque here. */
+unsigned long htw_limits_used(const struct htw_quota *q, unsigned int res);
 unsigned long htw_limits_entries(void);
 #else
 static inline void htw_identity_probe(struct htw_timer *t, unsigned int step) { }

@@ -95,7 +95,8 @@ htw_kernel_cc() {
 # every kernel alike.  Debian 6.1's headers, generic and RT, are themselves
 # clean under both, so nothing is filtered.  The build's output is in
 # OUT/build.log, its warnings and errors in OUT/warnings; on failure both
-# are also printed.
+# are also printed.  Then tools/check-layers.sh checks that src/ calls
+# and includes only downwards.
 htw_build_modules() {
 	local kdir=$1 out=$2 rc=0 cc
 	shift 2
@@ -113,6 +114,8 @@ htw_build_modules() {
 	fi
 	find "$out/src-mirror" -maxdepth 1 -name '*.ko' -exec cp -p {} "$out/" \;
 	[ -f "$out/htwheel.ko" ] || { htw_log "no htwheel.ko built against $kdir"; return 1; }
+	"$HTW_TOP/tools/check-layers.sh" "$out/src-mirror/src" "$out/src-mirror/src" ||
+		{ htw_log "src/ calls or includes upwards (tools/check-layers.sh)"; return 1; }
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
