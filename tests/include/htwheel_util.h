@@ -38,13 +38,18 @@ static inline uint64_t htw_test_now(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* Live htw_timer objects (boot with slab_nomerge), -1 if unknown. */
+/*
+ * Live objects of the module's htw_timer kmem_cache, the memory the timers
+ * really hold (the cache is SLAB_TYPESAFE_BY_RCU, so it is never merged and
+ * has its own /sys/kernel/slab entry); -1 if that cannot be read.  Writing
+ * "1" to shrink first flushes the per-CPU slabs, whose free objects the
+ * count would otherwise include.
+ */
 static inline long htw_test_slab_objects(void)
 {
 	FILE *f = fopen("/sys/kernel/slab/htw_timer/shrink", "w");
 	long n = -1;
 
-	/* Flush per-CPU slabs first so that the count settles. */
 	if (f) {
 		fputs("1\n", f);
 		fclose(f);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "htwheel.h"
+#include "htwheel_util.h"
 #include "kselftest_harness.h"
 
 #define MS		HTW_NSEC_PER_MSEC
@@ -28,31 +29,6 @@ static uint64_t mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * HTW_NSEC_PER_SEC + ts.tv_nsec;
-}
-
-/*
- * Live objects of the module's htw_timer kmem_cache, the memory the timers
- * really hold (the cache is SLAB_TYPESAFE_BY_RCU, so it is never merged and
- * has its own /sys/kernel/slab entry); -1 if that cannot be read.  Writing
- * "1" to shrink first flushes the per-CPU slabs, whose free objects the
- * count would otherwise include.
- */
-static long slab_objects(void)
-{
-	FILE *f = fopen("/sys/kernel/slab/htw_timer/shrink", "w");
-	long n = -1;
-
-	if (f) {
-		fputs("1\n", f);
-		fclose(f);
-	}
-	f = fopen("/sys/kernel/slab/htw_timer/objects", "r");
-	if (f) {
-		if (fscanf(f, "%ld", &n) != 1)
-			n = -1;
-		fclose(f);
-	}
-	return n;
 }
 
 /* Wait for and read exactly one record. */
@@ -207,7 +183,7 @@ TEST(close_cancels_everything)
 {
 	enum { N = 1000 };
 	static struct htw_timer_entry e[N];
-	long before = slab_objects(), during, after = -1;
+	long before = htw_test_slab_objects(), during, after = -1;
 	struct htw_stats st;
 	struct htw *h;
 	int fd, i;
@@ -220,7 +196,7 @@ TEST(close_cancels_everything)
 	ASSERT_EQ(N, htw_schedule_many(h, e, N));
 	ASSERT_EQ(0, htw_stats(h, &st));
 	EXPECT_EQ(N, st.pending);
-	during = slab_objects();
+	during = htw_test_slab_objects();
 	fd = htw_fd(h);
 	EXPECT_EQ(0, htw_close(h));
 	/* The fd went with the handle. */
@@ -230,7 +206,7 @@ TEST(close_cancels_everything)
 	EXPECT_LE(before + N, during);
 	/* Frees may go through RCU (SLUB_RCU_DEBUG): bounded, 2 s at most. */
 	for (i = 0; i < 100; i++) {
-		after = slab_objects();
+		after = htw_test_slab_objects();
 		if (after <= before)
 			break;
 		usleep(20 * 1000);

@@ -78,7 +78,7 @@ $(HTW_ECHO): tools/examples/echo_server.c $(HTW_LIB_A) $(HTW_LIB_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HTW_LIB_CFLAGS) -static -o $@ $< $(HTW_LIB_A)
 
-$(HTW_LIB_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(HTW_LIB_A) $(HTW_LIB_HDRS) $(KSELFTEST_HARNESS)
+$(HTW_LIB_TESTS): $(BUILD)/tests/%: tests/lib/%.c $(HTW_LIB_A) $(HTW_LIB_HDRS) $(HARNESS_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(HTW_LIB_CFLAGS) $(HARNESS_CFLAGS) -static -pthread -o $@ $< $(HTW_LIB_A)
 
