@@ -98,7 +98,8 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
  * Delays are log-uniform: 2^e ns plus up to 2^e ns, e drawn uniformly in
  * [min, max).  Schedule/cancel: 68 s .. 73 min, so nothing fires during a
  * repetition even under qemu's emulation (levels 1 and 2 of a 1 ms x 512
- * htwheel).  Re-arm moves: 67 ms .. 8.6 s.  Expiry: 1 ms .. 1.07 s
+ * htwheel).  Re-arm moves: 67 ms .. 8.6 s, each undone in its round,
+ * so no deadline is ever less than 59 s after its timer was filled.  Expiry: 1 ms .. 1.07 s
  * (levels 0 and 1, so cascades are part of the cost).
  */
 #define SC_EXP_MIN	36
@@ -117,7 +118,7 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 /* The section labels: what is timed, on both sides. */
 #define S_WARM	"in-kernel schedule+cancel, warm: a batch re-armed on the same objects over n pending"
 #define S_COLD	"in-kernel schedule+cancel, cold: random order over a population armed earlier, new random deadlines"
-#define S_REARM	"in-kernel re-arm of a pending timer: random timers of n pending moved later, then earlier"
+#define S_REARM	"in-kernel re-arm of a pending timer: random timers of n pending moved and back, later or earlier first by turns"
 #define S_EXP	"in-kernel expiry, real interrupt path: n overdue timers (spread over 1.07 s) released at once, release to last callback or record"
 #define S_STORM	"in-kernel expiry storm, real interrupt path: n timers due in one tick, released at once"
 #define S_MEM	"in-kernel memory per pending timer: objects x object size"
@@ -694,19 +695,27 @@ static int run_contender(enum cid c, unsigned long n)
 	}
 	pair_report(S_COLD, n, c_who[c]);
 
-	/* Re-arm: k random pending timers moved later, then back earlier. */
+	/*
+	 * Re-arm: k random pending timers moved by a random amount and back,
+	 * later first in half the rounds and earlier first in the others: the
+	 * second move finds the objects the first one just touched.
+	 */
 	if (c_rearm_who[c]) {
 		acc_reset();
 		for (r = 0; r < rounds; r++) {
+			bool later_first = !(r & 2);
+			u64 mv;
+
 			pick(perm, cap, k);
 			for (j = 0; j < k; j++) {
 				idx[j] = perm[j];
-				nd[j] = dl[idx[j]] + draw_delay(MV_EXP_MIN, MV_EXP_MAX);
+				mv = draw_delay(MV_EXP_MIN, MV_EXP_MAX);
+				nd[j] = later_first ? dl[idx[j]] + mv : dl[idx[j]] - mv;
 			}
-			run_ops(c, OP_REARM, k, r & 1, &acc[2]);
+			run_ops(c, OP_REARM, k, r & 1, &acc[later_first ? 2 : 3]);
 			for (j = 0; j < k; j++)
 				nd[j] = dl[idx[j]];
-			run_ops(c, OP_REARM, k, r & 1, &acc[3]);
+			run_ops(c, OP_REARM, k, r & 1, &acc[later_first ? 3 : 2]);
 			cond_resched();
 		}
 		acc_report(S_REARM, "re-arm later", n, c_rearm_who[c], &acc[2]);
