@@ -45,6 +45,14 @@ void htw_wheel_run_tick(struct htw_wheel *w);
 bool htw_wheel_run_batch(struct htw_wheel *w);
 /* htw_tick.c: the tick the hrtimer is (or would be) armed for. */
 u64 htw_wheel_armed_tick(struct htw_wheel *w);
+/*
+ * htw_tick.c: hold a real-clock wheel's expiry processing (as a drain
+ * does) and release it, which arms the hrtimer for the earliest due tick:
+ * a backlog built while held then expires through the real hrtimer
+ * softirq and work item at once.  Only on a wheel with no tick run open.
+ */
+void htw_wheel_hold(struct htw_wheel *w);
+void htw_wheel_release(struct htw_wheel *w);
 
 /* htw_wheel.c */
 void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns);
@@ -53,6 +61,8 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle,
 u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick);
 /* Timers allocated by every wheel, for leak checks. */
 long htw_timers_allocated(void);
+/* htw_wheel.c: bytes of the handle-table chunks allocated so far. */
+size_t htw_wheel_handle_bytes(struct htw_wheel *w);
 /* htw_handles_age() on the wheel's handle table. */
 void htw_ids_age(struct htw_wheel *w, u64 gen);
 /*

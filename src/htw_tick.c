@@ -373,4 +373,16 @@ u64 htw_wheel_armed_tick(struct htw_wheel *w)
 	return READ_ONCE(w->armed_tick);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_armed_tick);
+
+void htw_wheel_hold(struct htw_wheel *w)
+{
+	htw_pause(w);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_hold);
+
+void htw_wheel_release(struct htw_wheel *w)
+{
+	htw_resume(w);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_release);
 #endif

@@ -927,6 +927,18 @@ void htw_ids_age(struct htw_wheel *w, u64 gen)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_ids_age);
 
+/* Chunks are allocated on demand, so htw_wheel_footprint() leaves them out. */
+size_t htw_wheel_handle_bytes(struct htw_wheel *w)
+{
+	u32 chunks;
+
+	mutex_lock(&w->handles.grow_lock);
+	chunks = w->handles.used_chunks;
+	mutex_unlock(&w->handles.grow_lock);
+	return (size_t)chunks * HTW_IDS_PER_CHUNK * sizeof(atomic64_t);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_handle_bytes);
+
 void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_identity_hook);
 #endif

@@ -3,13 +3,36 @@
  * htwheel_bench: in-kernel benchmark of the htwheel core against the
  * kernel's own timers (hrtimers and the timer wheel), run by `make bench`.
  *
- * Loading the module runs every case once and keeps the results, one line
- * per measurement, in /sys/kernel/debug/htwheel_bench:
+ * Loading the module runs every case and keeps the results in
+ * /sys/kernel/debug/htwheel_bench, in the sample format of
+ * Documentation/benchmark.rst (one tab-separated line per repetition):
  *
- *	<contender> <n> <metric> <picoseconds per operation>
+ *	sample	<section>	<case>	<n>	<who>	<unit>	<value>
+ *	meta	<key>	<value>
  *
- * All contenders get the same pseudo-random delays (fixed seed).  This
- * module reports; it never judges a timing.
+ * Knobs (module parameters):
+ *   sizes=1000,10000,100000,1000000   pending populations n
+ *   storm=100000,1000000              timers due in one tick (storm section)
+ *   seed=20240601                     seed of every random draw (printed)
+ *   reps=5                            measured repetitions, after one
+ *                                     discarded warm-up repetition
+ *   batch=256                         k: operations per timed round, the
+ *                                     same at every n
+ *   rounds=32                         rounds per phase per repetition; the
+ *                                     even ones are timed as a whole (mean
+ *                                     per operation), the odd ones per
+ *                                     operation (percentiles)
+ *   expiry=1                          also run the expiry sections
+ *   observer_us=100                   period of the storm's SCHED_FIFO
+ *                                     observer
+ *
+ * Every repetition sets up each contender afresh, fills it and runs the
+ * phases; repetition r runs the contenders in list order when r is even
+ * and in reverse when it is odd.  All contenders of a repetition get the
+ * same random draws (delays, indices, deadlines).  Means are timed with
+ * ktime_get_ns() over a round; per-operation percentiles with the TSC
+ * (calibrated against ktime_get_ns() at load), one read per operation,
+ * whose cost is printed as meta.  This module reports; it never judges.
  */
 #include <linux/module.h>
 #include <linux/moduleparam.h>
@@ -21,8 +44,14 @@
 #include <linux/prandom.h>
 #include <linux/slab.h>
 #include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/kthread.h>
+#include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/fs.h>
 #include <linux/sort.h>
 #include <linux/atomic.h>
+#include <linux/cpumask.h>
 
 #include "htw_test_hooks.h"
 #include "htw_tick.h"
@@ -37,38 +66,75 @@ static char *sizes = "1000,10000,100000,1000000";
 module_param(sizes, charp, 0444);
 MODULE_PARM_DESC(sizes, "Comma-separated numbers of pending timers");
 
+static char *storm = "100000,1000000";
+module_param(storm, charp, 0444);
+MODULE_PARM_DESC(storm, "Comma-separated numbers of timers due in one tick");
+
 static unsigned int seed = 20240601;
 module_param(seed, uint, 0444);
-MODULE_PARM_DESC(seed, "Seed of the delays");
+MODULE_PARM_DESC(seed, "Seed of every random draw");
 
-static unsigned int sample_ops = 16384;
-module_param(sample_ops, uint, 0444);
-MODULE_PARM_DESC(sample_ops, "Schedule/cancel operations timed at each size");
+static unsigned int reps = 5;
+module_param(reps, uint, 0444);
+MODULE_PARM_DESC(reps, "Measured repetitions (after one discarded warm-up)");
+
+static unsigned int batch = 256;
+module_param(batch, uint, 0444);
+MODULE_PARM_DESC(batch, "Operations per timed round, the same at every size");
+
+static unsigned int rounds = 32;
+module_param(rounds, uint, 0444);
+MODULE_PARM_DESC(rounds, "Rounds per phase and repetition (half whole, half per op)");
 
 static bool expiry = true;
 module_param(expiry, bool, 0444);
-MODULE_PARM_DESC(expiry, "Also measure expiry (interrupts off while arming)");
+MODULE_PARM_DESC(expiry, "Also run the expiry and storm sections");
+
+static unsigned int observer_us = 100;
+module_param(observer_us, uint, 0444);
+MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer");
 
 /*
- * Delays are log-uniform: 2^e ns plus up to 2^e ns, e drawn uniformly.
- * Schedule/cancel: 8.6 s .. 73 min, so nothing fires while we measure
- * (levels 1 and 2 of a 1 ms x 512 wheel).  Expiry: 1 ms .. 2.1 s (levels 0
- * and 1, so cascades are part of the cost).
+ * Delays are log-uniform: 2^e ns plus up to 2^e ns, e drawn uniformly in
+ * [min, max).  Schedule/cancel: 68 s .. 73 min, so nothing fires during a
+ * repetition even under qemu's emulation (levels 1 and 2 of a 1 ms x 512
+ * htwheel).  Re-arm moves: 67 ms .. 8.6 s, each undone in its round,
+ * so no deadline is ever less than 59 s after its timer was filled.  Expiry: 1 ms .. 1.07 s
+ * (levels 0 and 1, so cascades are part of the cost).
  */
-#define SC_EXP_MIN	33
+#define SC_EXP_MIN	36
 #define SC_EXP_MAX	42
+#define MV_EXP_MIN	26
+#define MV_EXP_MAX	33
 #define EX_EXP_MIN	20
-#define EX_EXP_MAX	31
+#define EX_EXP_MAX	30
 #define EX_SPAN_NS	BIT_ULL(EX_EXP_MAX)
 
 #define BENCH_TICK_NS	NSEC_PER_MSEC
 #define BENCH_SLOTS	512
-#define MAX_ROUNDS	256
 #define RESCHED_EVERY	4096
+#define WAIT_NS		(120 * NSEC_PER_SEC)
+
+/* The section labels: what is timed, on both sides. */
+#define S_WARM	"in-kernel schedule+cancel, warm: a batch re-armed on the same objects over n pending"
+#define S_COLD	"in-kernel schedule+cancel, cold: random order over a population armed earlier, new random deadlines"
+#define S_REARM	"in-kernel re-arm of a pending timer: random timers of n pending moved and back, later or earlier first by turns"
+#define S_EXP	"in-kernel expiry, real interrupt path: n overdue timers (spread over 1.07 s) released at once, release to last callback or record"
+#define S_STORM	"in-kernel expiry storm, real interrupt path: n timers due in one tick, released at once"
+#define S_MEM	"in-kernel memory per pending timer: objects x object size"
+
+#define W_HTW	"htwheel"
+#define W_HR	"kmem_cache(SLAB_ACCOUNT)+hrtimer_start / hrtimer_cancel+kmem_cache_free"
+#define W_TL	"kmem_cache(SLAB_ACCOUNT)+mod_timer / timer_delete+kmem_cache_free"
+#define W_TLF	"mod_timer / timer_delete, preallocated (floor)"
+#define W_HR_RE	"hrtimer_start on a queued hrtimer"
+#define W_TL_RE	"mod_timer on a pending timer_list"
+#define W_HR_EX	"hrtimer (hard interrupt)"
+#define W_TL_EX	"timer_list (timer softirq)"
 
 static char *out_buf;
 static size_t out_len;
-#define OUT_SIZE	(64 * 1024)
+#define OUT_SIZE	(2 * 1024 * 1024)
 
 static __printf(1, 2) void emit(const char *fmt, ...)
 {
@@ -81,45 +147,56 @@ static __printf(1, 2) void emit(const char *fmt, ...)
 	va_end(args);
 }
 
-/* Picoseconds per operation, so that user space gets sub-ns precision. */
-static void report(const char *who, unsigned long n, const char *metric,
-		   u64 ns, u64 ops)
+/* The repetition being run; 0 is the warm-up, which prints nothing. */
+static unsigned int cur_rep;
+
+/* @milli: the value in thousandths of @unit, printed with three decimals. */
+static void record(const char *section, const char *kase, unsigned long n,
+		   const char *who, const char *unit, u64 milli)
 {
-	emit("%s %lu %s %llu\n", who, n, metric,
-	     ops ? div64_u64(ns * 1000, ops) : 0);
-	pr_info("htwheel_bench: %s n=%lu %s %llu.%03llu ns\n", who, n, metric,
-		ops ? div64_u64(ns, ops) : 0,
-		ops ? div64_u64(ns * 1000, ops) % 1000 : 0);
+	if (!cur_rep)
+		return;
+	emit("sample\t%s\t%s\t%lu\t%s\t%s\t%llu.%03llu\n", section, kase, n,
+	     who, unit, div_u64(milli, 1000), milli % 1000);
 }
 
-static u64 *sc_delay;		/* schedule/cancel delays, n + k */
-static u64 *ex_delay;		/* expiry delays, n */
-static u32 *perm;		/* cancel order of the fill */
+static unsigned long errors;
 
-static void fill_delays(u64 *d, size_t n, u32 emin, u32 emax,
-			struct rnd_state *rs)
+static void error(const char *what, const char *who, unsigned long n, long v)
 {
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		u32 e = emin + prandom_u32_state(rs) % (emax - emin);
-		u64 lo = prandom_u32_state(rs);
-		u64 r = ((u64)prandom_u32_state(rs) << 32 | lo) & ((1ULL << e) - 1);
-
-		d[i] = (1ULL << e) + r;
-	}
+	errors++;
+	emit("meta\terror %s %s n %lu rep %u\t%ld\n", what, who, n, cur_rep, v);
 }
 
-static void shuffle(u32 *p, size_t n, struct rnd_state *rs)
+/* ---- random draws ---- */
+
+static struct rnd_state rs;
+
+static u64 draw_delay(u32 emin, u32 emax)
 {
-	size_t i;
+	u32 e = emin + prandom_u32_state(&rs) % (emax - emin);
+	u64 lo = prandom_u32_state(&rs);
+	u64 r = ((u64)prandom_u32_state(&rs) << 32 | lo) & ((1ULL << e) - 1);
 
-	for (i = 0; i < n; i++)
-		p[i] = i;
-	for (i = n - 1; i > 0; i--) {
-		size_t j = prandom_u32_state(rs) % (i + 1);
+	return (1ULL << e) + r;
+}
 
-		swap(p[i], p[j]);
+/* Every contender of one repetition at one size draws the same sequence. */
+static void draws_start(unsigned long n, unsigned int section)
+{
+	prandom_seed_state(&rs, ((u64)seed << 32) ^ ((u64)n << 8) ^
+			   (cur_rep << 4) ^ section);
+}
+
+/* k distinct indices of [0, m) in random order: the head of @perm. */
+static void pick(u32 *perm, u32 m, u32 k)
+{
+	u32 j;
+
+	for (j = 0; j < k; j++) {
+		u32 r = j + prandom_u32_state(&rs) % (m - j);
+
+		swap(perm[j], perm[r]);
 	}
 }
 
@@ -130,39 +207,47 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Median of per-round times, scaled to the total number of operations. */
-static u64 median_total(u64 *t, unsigned int rounds)
-{
-	sort(t, rounds, sizeof(*t), cmp_u64, NULL);
-	return t[rounds / 2] * rounds;
-}
+/* ---- contenders of the schedule/cancel and re-arm sections ---- */
 
-/*
- * Every contender implements the same five steps on its own timers:
- * fill to n pending, then rounds of k schedules and k cancels (timed, at
- * n pending), then cancel the n (timed, in random order).
- */
-struct contender {
-	const char *name;
-	int (*setup)(unsigned long cap);
-	void (*teardown)(void);
-	void (*arm)(unsigned long i, u64 base_ns, u64 delay_ns);
-	void (*disarm)(unsigned long i);
-	u64 (*now)(void);
-	int err;
+enum cid { C_HTW, C_HR, C_TL, C_TLF, NR_C };
+
+static const char *const c_who[NR_C] = { W_HTW, W_HR, W_TL, W_TLF };
+/* Who moves a pending timer, or NULL: the floor would repeat W_TL_RE. */
+static const char *const c_rearm_who[NR_C] = { W_HTW, W_HR_RE, W_TL_RE, NULL };
+
+/* The peers' objects: a timer and the cookie its user keeps with it. */
+struct hr_obj {
+	struct hrtimer timer;
+	u64 cookie;
 };
 
-static u64 bench_ktime(void)
-{
-	return ktime_get_ns();
-}
+struct tl_obj {
+	struct timer_list timer;
+	u64 cookie;
+};
 
-/* ---- htwheel ---- */
+static struct kmem_cache *hr_cache, *tl_cache;
 
 static struct htw_wheel *hw;
 static u64 *hw_handle;
+static struct hr_obj **hro;
+static struct tl_obj **tlo;
+static struct timer_list *tlf;
+/* Timer-wheel deadlines: jiffies of the fill's clock reading base_ns. */
+static unsigned long base_jiffies;
+static u64 base_ns;
+static unsigned long c_err;
 
-static int hw_setup(unsigned long cap)
+static enum hrtimer_restart hr_nop(struct hrtimer *t)
+{
+	return HRTIMER_NORESTART;
+}
+
+static void tl_nop(struct timer_list *t)
+{
+}
+
+static int c_setup(enum cid c, unsigned long cap)
 {
 	struct htw_geometry geo = {
 		.tick_ns = BENCH_TICK_NS,
@@ -170,294 +255,562 @@ static int hw_setup(unsigned long cap)
 		.clockid = CLOCK_MONOTONIC,
 		.max_pending = cap,
 	};
+	unsigned long i;
 
-	hw_handle = kvcalloc(cap, sizeof(*hw_handle), GFP_KERNEL);
-	if (!hw_handle)
-		return -ENOMEM;
-	hw = htw_wheel_create(&geo, NULL, NULL, GFP_KERNEL);
-	if (IS_ERR(hw)) {
-		kvfree(hw_handle);
-		return PTR_ERR(hw);
+	switch (c) {
+	case C_HTW:
+		hw_handle = kvcalloc(cap, sizeof(*hw_handle), GFP_KERNEL);
+		if (!hw_handle)
+			return -ENOMEM;
+		hw = htw_wheel_create(&geo, NULL, NULL, GFP_KERNEL);
+		if (IS_ERR(hw)) {
+			kvfree(hw_handle);
+			return PTR_ERR(hw);
+		}
+		break;
+	case C_HR:
+		hro = kvcalloc(cap, sizeof(*hro), GFP_KERNEL);
+		if (!hro)
+			return -ENOMEM;
+		break;
+	case C_TL:
+		tlo = kvcalloc(cap, sizeof(*tlo), GFP_KERNEL);
+		if (!tlo)
+			return -ENOMEM;
+		break;
+	case C_TLF:
+		tlf = kvcalloc(cap, sizeof(*tlf), GFP_KERNEL);
+		if (!tlf)
+			return -ENOMEM;
+		for (i = 0; i < cap; i++)
+			timer_setup(&tlf[i], tl_nop, 0);
+		break;
+	default:
+		return -EINVAL;
 	}
+	base_jiffies = jiffies;
+	base_ns = ktime_get_ns();
 	return 0;
 }
 
-static void hw_teardown(void)
+static unsigned long tl_expires(u64 deadline_ns)
 {
-	htw_wheel_destroy(hw);
-	kvfree(hw_handle);
+	return base_jiffies + nsecs_to_jiffies(deadline_ns - base_ns) + 1;
 }
 
-static struct contender htwheel_c;
-
-static void hw_arm(unsigned long i, u64 base_ns, u64 delay_ns)
+/*
+ * Direct calls through a switch rather than function pointers, so that
+ * no contender pays for an indirect call (a retpoline on Debian's kernel).
+ */
+static __always_inline void c_arm(enum cid c, u32 i, u64 deadline)
 {
-	struct htw_timer_spec spec = {
-		.cookie = i,
-		.deadline_ns = base_ns + delay_ns,
-	};
+	struct htw_timer_spec spec = { .cookie = i, .deadline_ns = deadline };
+	struct hr_obj *h;
+	struct tl_obj *o;
 
-	if (htw_wheel_schedule(hw, &spec, &hw_handle[i]))
-		htwheel_c.err++;
+	switch (c) {
+	case C_HTW:
+		if (htw_wheel_schedule(hw, &spec, &hw_handle[i]))
+			c_err++;
+		break;
+	case C_HR:
+		h = kmem_cache_alloc(hr_cache, GFP_KERNEL);
+		hro[i] = h;
+		if (!h) {
+			c_err++;
+			break;
+		}
+		h->cookie = i;
+		htw_hrtimer_setup(&h->timer, hr_nop, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+		hrtimer_start(&h->timer, ns_to_ktime(deadline), HRTIMER_MODE_ABS);
+		break;
+	case C_TL:
+		o = kmem_cache_alloc(tl_cache, GFP_KERNEL);
+		tlo[i] = o;
+		if (!o) {
+			c_err++;
+			break;
+		}
+		o->cookie = i;
+		timer_setup(&o->timer, tl_nop, 0);
+		mod_timer(&o->timer, tl_expires(deadline));
+		break;
+	case C_TLF:
+		mod_timer(&tlf[i], tl_expires(deadline));
+		break;
+	default:
+		break;
+	}
 }
 
-static void hw_disarm(unsigned long i)
+static __always_inline void c_disarm(enum cid c, u32 i)
 {
-	if (htw_wheel_cancel(hw, hw_handle[i]) != HTW_WHEEL_CANCEL_OK)
-		htwheel_c.err++;
+	switch (c) {
+	case C_HTW:
+		if (htw_wheel_cancel(hw, hw_handle[i]) != HTW_WHEEL_CANCEL_OK)
+			c_err++;
+		break;
+	case C_HR:
+		if (!hro[i] || hrtimer_cancel(&hro[i]->timer) != 1)
+			c_err++;
+		kmem_cache_free(hr_cache, hro[i]);
+		hro[i] = NULL;
+		break;
+	case C_TL:
+		if (!tlo[i] || timer_delete(&tlo[i]->timer) != 1)
+			c_err++;
+		kmem_cache_free(tl_cache, tlo[i]);
+		tlo[i] = NULL;
+		break;
+	case C_TLF:
+		if (timer_delete(&tlf[i]) != 1)
+			c_err++;
+		break;
+	default:
+		break;
+	}
 }
 
-static u64 hw_now(void)
+/* Move pending timer @i to @deadline: htwheel has no modify operation. */
+static __always_inline void c_rearm(enum cid c, u32 i, u64 deadline)
 {
-	return htw_wheel_now(hw);
+	switch (c) {
+	case C_HTW:
+		c_disarm(c, i);
+		c_arm(c, i, deadline);
+		break;
+	case C_HR:
+		hrtimer_start(&hro[i]->timer, ns_to_ktime(deadline), HRTIMER_MODE_ABS);
+		break;
+	case C_TL:
+		mod_timer(&tlo[i]->timer, tl_expires(deadline));
+		break;
+	case C_TLF:
+		mod_timer(&tlf[i], tl_expires(deadline));
+		break;
+	default:
+		break;
+	}
 }
 
-static struct contender htwheel_c = {
-	.name = "htwheel", .setup = hw_setup, .teardown = hw_teardown,
-	.arm = hw_arm, .disarm = hw_disarm, .now = hw_now,
+/* Cancel whatever is still pending and free everything. */
+static void c_teardown(enum cid c, unsigned long cap)
+{
+	unsigned long i;
+
+	switch (c) {
+	case C_HTW:
+		htw_wheel_destroy(hw);
+		kvfree(hw_handle);
+		break;
+	case C_HR:
+		for (i = 0; i < cap; i++) {
+			if (hro[i]) {
+				hrtimer_cancel(&hro[i]->timer);
+				kmem_cache_free(hr_cache, hro[i]);
+			}
+			if (!(i % RESCHED_EVERY))
+				cond_resched();
+		}
+		kvfree(hro);
+		break;
+	case C_TL:
+		for (i = 0; i < cap; i++) {
+			if (tlo[i]) {
+				timer_delete_sync(&tlo[i]->timer);
+				kmem_cache_free(tl_cache, tlo[i]);
+			}
+			if (!(i % RESCHED_EVERY))
+				cond_resched();
+		}
+		kvfree(tlo);
+		break;
+	case C_TLF:
+		for (i = 0; i < cap; i++) {
+			timer_delete_sync(&tlf[i]);
+			if (!(i % RESCHED_EVERY))
+				cond_resched();
+		}
+		kvfree(tlf);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- slab cache attributes, from /sys/kernel/slab ---- */
+
+/*
+ * A slab's object size (its stride, with the free pointer that a
+ * SLAB_TYPESAFE_BY_RCU cache may keep after the object) is not in the
+ * kernel's API: SLUB publishes it in sysfs (/proc/slabinfo cannot be read
+ * from the kernel).  The first number of /sys/kernel/slab/@cache/@attr,
+ * or 0 if it cannot be read.
+ */
+static unsigned long slab_attr(const char *cache, const char *attr)
+{
+	unsigned long v = 0;
+	char path[96], buf[64];
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t got;
+
+	snprintf(path, sizeof(path), "/sys/kernel/slab/%s/%s", cache, attr);
+	f = filp_open(path, O_RDONLY, 0);
+	if (IS_ERR(f))
+		return 0;
+	got = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (got <= 0)
+		return 0;
+	buf[got] = 0;
+	/* "objects" may go on with per-node counts; kstrtoul() takes the newline. */
+	*strchrnul(buf, ' ') = 0;
+	if (kstrtoul(buf, 10, &v))
+		return 0;
+	return v;
+}
+
+/* ---- timed rounds ---- */
+
+enum op_kind { OP_ARM, OP_DISARM, OP_REARM };
+
+/* What one kind of operation accumulated over one repetition. */
+struct acc {
+	u64 whole_ns;		/* rounds timed as a whole */
+	u64 whole_ops;
+	u64 *op_ns;		/* rounds timed per operation, op_clock() */
+	unsigned int nop;
 };
 
-/* ---- hrtimer ---- */
+static struct acc acc[4];
+static u32 *perm, *idx;
+static u64 *dl, *nd;
 
-static struct hrtimer *hrt;
-static atomic_t hr_fired;
-static unsigned long hr_expect;
-static u64 hr_last_ns;
-
-static enum hrtimer_restart hr_fn(struct hrtimer *t)
+/*
+ * The per-operation clock: the TSC on x86 (UML's included), converted
+ * with a ratio measured against ktime_get_ns() at load
+ * (op_clock_calibrate()): UML's ktime_get_ns() moves in steps of 256 ns,
+ * coarser than one operation.
+ */
+static __always_inline u64 op_clock(void)
 {
-	if (atomic_inc_return(&hr_fired) == hr_expect)
-		WRITE_ONCE(hr_last_ns, ktime_get_ns());
+#if defined(CONFIG_X86) || defined(CONFIG_UML_X86)
+	u32 lo, hi;
+
+	asm volatile("rdtsc" : "=a" (lo), "=d" (hi));
+	return (u64)hi << 32 | lo;
+#else
+	return ktime_get_ns();
+#endif
+}
+
+static u64 cal_cycles = 1, cal_ns = 1;
+
+static void op_clock_calibrate(void)
+{
+	u64 c0, t0;
+
+	c0 = op_clock();
+	t0 = ktime_get_ns();
+	msleep(50);
+	cal_cycles = op_clock() - c0;
+	cal_ns = ktime_get_ns() - t0;
+}
+
+/* Picoseconds in @cycles of op_clock(). */
+static u64 op_ps(u64 cycles)
+{
+	return mul_u64_u64_div_u64(cycles, cal_ns * 1000, cal_cycles);
+}
+
+static __always_inline void do_op(enum cid c, enum op_kind kind, u32 i, u64 d)
+{
+	if (kind == OP_ARM)
+		c_arm(c, i, d);
+	else if (kind == OP_DISARM)
+		c_disarm(c, i);
+	else
+		c_rearm(c, i, d);
+}
+
+/*
+ * k operations on idx[], deadlines nd[]: timed as a whole (two reads of
+ * ktime_get_ns()) or per operation (one op_clock() read between
+ * operations; converted to ns when reported).
+ */
+static __always_inline void run_ops(enum cid c, enum op_kind kind, u32 k,
+				    bool per_op, struct acc *a)
+{
+	u64 t0, t;
+	u32 j;
+
+	if (per_op) {
+		t0 = op_clock();
+		for (j = 0; j < k; j++) {
+			do_op(c, kind, idx[j], nd[j]);
+			t = op_clock();
+			a->op_ns[a->nop++] = t - t0;
+			t0 = t;
+		}
+	} else {
+		t0 = ktime_get_ns();
+		for (j = 0; j < k; j++)
+			do_op(c, kind, idx[j], nd[j]);
+		a->whole_ns += ktime_get_ns() - t0;
+		a->whole_ops += k;
+	}
+}
+
+static void acc_reset(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(acc); i++) {
+		acc[i].whole_ns = 0;
+		acc[i].whole_ops = 0;
+		acc[i].nop = 0;
+	}
+}
+
+/* Mean per operation and p50/p99/p99.9 of @a as cases "<name>...". */
+static void acc_report(const char *section, const char *name, unsigned long n,
+		       const char *who, struct acc *a)
+{
+	static const struct { const char *sfx; unsigned int per_mille; } pct[] = {
+		{ " p50", 500 }, { " p99", 990 }, { " p99.9", 999 },
+	};
+	char kase[48];
+	unsigned int i;
+
+	if (a->whole_ops)
+		record(section, name, n, who, "ns",
+		       div64_u64(a->whole_ns * 1000, a->whole_ops));
+	if (!a->nop)
+		return;
+	sort(a->op_ns, a->nop, sizeof(*a->op_ns), cmp_u64, NULL);
+	for (i = 0; i < ARRAY_SIZE(pct); i++) {
+		snprintf(kase, sizeof(kase), "%s%s", name, pct[i].sfx);
+		record(section, kase, n, who, "ns",
+		       op_ps(a->op_ns[(u64)a->nop * pct[i].per_mille / 1000]));
+	}
+}
+
+static void pair_report(const char *section, unsigned long n, const char *who)
+{
+	if (acc[0].whole_ops && acc[1].whole_ops)
+		record(section, "schedule+cancel", n, who, "ns",
+		       div64_u64(acc[0].whole_ns * 1000, acc[0].whole_ops) +
+		       div64_u64(acc[1].whole_ns * 1000, acc[1].whole_ops));
+	acc_report(section, "schedule", n, who, &acc[0]);
+	acc_report(section, "cancel", n, who, &acc[1]);
+}
+
+static void report_memory(unsigned long n)
+{
+	unsigned long objsize = slab_attr("htw_timer", "slab_size");
+	struct htw_geometry geo;
+	u64 bytes;
+
+	if (!objsize) {
+		error("no /sys/kernel/slab/htw_timer/slab_size", W_HTW, n, 0);
+		return;
+	}
+	htw_wheel_geometry(hw, &geo);
+	/* Our wheel's timers are the only ones alive: counted exactly. */
+	bytes = (u64)htw_timers_allocated() * objsize +
+		htw_wheel_footprint(&geo) + htw_wheel_handle_bytes(hw);
+	record(S_MEM, "bytes per pending timer", n, W_HTW, "B",
+	       div64_u64(bytes * 1000, n));
+	record(S_MEM, "bytes per pending timer", n, "struct timer_list (sizeof)",
+	       "B", sizeof(struct timer_list) * 1000);
+	record(S_MEM, "bytes per pending timer", n, "struct hrtimer (sizeof)",
+	       "B", sizeof(struct hrtimer) * 1000);
+	if (cur_rep == 1)
+		emit("meta\thtw_timer mem n %lu\t%ld x %lu (object %lu, in use %lu) + %zu + %zu\n",
+		     n, htw_timers_allocated(), objsize,
+		     slab_attr("htw_timer", "object_size"),
+		     slab_attr("htw_timer", "objects"),
+		     htw_wheel_footprint(&geo), htw_wheel_handle_bytes(hw));
+}
+
+/*
+ * One contender, one repetition: fill n + k pending, then the phases.
+ * Population n + k at every cancel, n at every schedule, in both the warm
+ * and the cold phase.
+ */
+static int run_contender(enum cid c, unsigned long n)
+{
+	u32 k = batch, cap = n + k, r, j;
+	u64 base;
+	int ret;
+
+	ret = c_setup(c, cap);
+	if (ret)
+		return ret;
+	c_err = 0;
+	draws_start(n, 1);
+
+	base = ktime_get_ns();
+	for (j = 0; j < cap; j++) {
+		dl[j] = base + draw_delay(SC_EXP_MIN, SC_EXP_MAX);
+		perm[j] = j;
+	}
+	for (j = 0; j < n; j++) {
+		c_arm(c, j, dl[j]);
+		if (!(j % RESCHED_EVERY))
+			cond_resched();
+	}
+	if (c == C_HTW)
+		report_memory(n);
+
+	/* Warm: the same k objects and deadlines, re-armed every round. */
+	acc_reset();
+	for (j = 0; j < k; j++) {
+		idx[j] = n + j;
+		nd[j] = dl[n + j];
+	}
+	for (r = 0; r < rounds; r++) {
+		run_ops(c, OP_ARM, k, r & 1, &acc[0]);
+		run_ops(c, OP_DISARM, k, r & 1, &acc[1]);
+		cond_resched();
+	}
+	pair_report(S_WARM, n, c_who[c]);
+
+	/* Cold: cancel k random timers of n + k, arm them at new deadlines. */
+	for (j = 0; j < k; j++)
+		c_arm(c, n + j, dl[n + j]);
+	acc_reset();
+	for (r = 0; r < rounds; r++) {
+		pick(perm, cap, k);
+		base = ktime_get_ns();
+		for (j = 0; j < k; j++) {
+			idx[j] = perm[j];
+			nd[j] = base + draw_delay(SC_EXP_MIN, SC_EXP_MAX);
+			dl[idx[j]] = nd[j];
+		}
+		run_ops(c, OP_DISARM, k, r & 1, &acc[1]);
+		run_ops(c, OP_ARM, k, r & 1, &acc[0]);
+		cond_resched();
+	}
+	pair_report(S_COLD, n, c_who[c]);
+
+	/*
+	 * Re-arm: k random pending timers moved by a random amount and back,
+	 * later first in half the rounds and earlier first in the others: the
+	 * second move finds the objects the first one just touched.
+	 */
+	if (c_rearm_who[c]) {
+		acc_reset();
+		for (r = 0; r < rounds; r++) {
+			bool later_first = !(r & 2);
+			u64 mv;
+
+			pick(perm, cap, k);
+			for (j = 0; j < k; j++) {
+				idx[j] = perm[j];
+				mv = draw_delay(MV_EXP_MIN, MV_EXP_MAX);
+				nd[j] = later_first ? dl[idx[j]] + mv : dl[idx[j]] - mv;
+			}
+			run_ops(c, OP_REARM, k, r & 1, &acc[later_first ? 2 : 3]);
+			for (j = 0; j < k; j++)
+				nd[j] = dl[idx[j]];
+			run_ops(c, OP_REARM, k, r & 1, &acc[later_first ? 3 : 2]);
+			cond_resched();
+		}
+		acc_report(S_REARM, "re-arm later", n, c_rearm_who[c], &acc[2]);
+		acc_report(S_REARM, "re-arm earlier", n, c_rearm_who[c], &acc[3]);
+	}
+
+	c_teardown(c, cap);
+	if (c_err)
+		error("schedule/cancel", c_who[c], n, c_err);
+	return 0;
+}
+
+/* ---- expiry: real interrupt paths ---- */
+
+static DECLARE_COMPLETION(ex_done);
+static atomic_t ex_fired;
+static unsigned long ex_expect;
+static u64 ex_last_ns;
+static u64 *ex_delay;
+
+static void ex_count(void)
+{
+	if (atomic_inc_return(&ex_fired) == ex_expect) {
+		WRITE_ONCE(ex_last_ns, ktime_get_ns());
+		complete(&ex_done);
+	}
+}
+
+static enum hrtimer_restart ex_hr_fn(struct hrtimer *t)
+{
+	ex_count();
 	return HRTIMER_NORESTART;
 }
 
-static int hr_setup(unsigned long cap)
+static void ex_tl_fn(struct timer_list *t)
 {
-	unsigned long i;
-
-	hrt = kvcalloc(cap, sizeof(*hrt), GFP_KERNEL);
-	if (!hrt)
-		return -ENOMEM;
-	for (i = 0; i < cap; i++)
-		htw_hrtimer_setup(&hrt[i], hr_fn, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	return 0;
+	ex_count();
 }
 
-static void hr_teardown(void)
+/* After each batch the tick moved to the ready queue; no wheel lock. */
+static void ex_ready(struct htw_wheel *w, void *owner)
 {
-	kvfree(hrt);
+	struct htw_wheel_stats st;
+
+	htw_wheel_get_stats(w, &st);
+	if (st.fired >= ex_expect && !READ_ONCE(ex_last_ns)) {
+		WRITE_ONCE(ex_last_ns, ktime_get_ns());
+		complete(&ex_done);
+	}
 }
 
-static void hr_arm(unsigned long i, u64 base_ns, u64 delay_ns)
+static void ex_arm_start(unsigned long n)
 {
-	hrtimer_start(&hrt[i], ns_to_ktime(base_ns + delay_ns), HRTIMER_MODE_ABS);
+	atomic_set(&ex_fired, 0);
+	ex_expect = n;
+	WRITE_ONCE(ex_last_ns, 0);
+	reinit_completion(&ex_done);
 }
 
-static struct contender hrtimer_c;
-
-static void hr_disarm(unsigned long i)
-{
-	if (hrtimer_cancel(&hrt[i]) != 1)
-		hrtimer_c.err++;
-}
-
-static struct contender hrtimer_c = {
-	.name = "hrtimer", .setup = hr_setup, .teardown = hr_teardown,
-	.arm = hr_arm, .disarm = hr_disarm, .now = bench_ktime,
-};
-
-/* ---- timer_list (the kernel timer wheel) ---- */
-
-static struct timer_list *tl;
-static atomic_t tl_fired;
-static unsigned long tl_expect;
-static u64 tl_last_ns;
-static unsigned long tl_base_jiffies;
-
-static void tl_fn(struct timer_list *t)
-{
-	if (atomic_inc_return(&tl_fired) == tl_expect)
-		WRITE_ONCE(tl_last_ns, ktime_get_ns());
-}
-
-static int tl_setup(unsigned long cap)
-{
-	unsigned long i;
-
-	tl = kvcalloc(cap, sizeof(*tl), GFP_KERNEL);
-	if (!tl)
-		return -ENOMEM;
-	for (i = 0; i < cap; i++)
-		timer_setup(&tl[i], tl_fn, 0);
-	return 0;
-}
-
-static void tl_teardown(void)
-{
-	kvfree(tl);
-}
-
-/* base_ns is ignored: timer_list works in jiffies from tl_base_jiffies. */
-static void tl_arm(unsigned long i, u64 base_ns, u64 delay_ns)
-{
-	mod_timer(&tl[i], tl_base_jiffies + nsecs_to_jiffies(delay_ns) + 1);
-}
-
-static struct contender timer_c;
-
-static void tl_disarm(unsigned long i)
-{
-	if (timer_delete(&tl[i]) != 1)
-		timer_c.err++;
-}
-
-static u64 tl_now(void)
-{
-	tl_base_jiffies = jiffies;
-	return ktime_get_ns();
-}
-
-static struct contender timer_c = {
-	.name = "timer", .setup = tl_setup, .teardown = tl_teardown,
-	.arm = tl_arm, .disarm = tl_disarm, .now = tl_now,
-};
+static u64 *obs_t0, *obs_t1;
 
 /*
- * timer_list in a 64-byte object allocated per schedule and freed per
- * cancel: what the kernel timer wheel costs when, like htwheel, it has to
- * own the memory of the timers it is given (htwheel allocates a 64-byte
- * struct htw_timer in every schedule).
+ * Release to last, or 0 (error noted) if the backlog never completed.
+ * With an observer, wait until it has had the CPU after the end.
  */
-struct tla_obj {
-	struct timer_list timer;
-	u64 cookie;
-	u64 pad[2];
-};
-
-static struct kmem_cache *tla_cache;
-static struct tla_obj **tla;
-
-static int tla_setup(unsigned long cap)
+static u64 ex_wait(const char *who, unsigned long n, u64 t0)
 {
-	tla = kvcalloc(cap, sizeof(*tla), GFP_KERNEL);
-	if (!tla)
-		return -ENOMEM;
-	tla_cache = kmem_cache_create("htwb_timer", sizeof(struct tla_obj),
-				      0, 0, NULL);
-	if (!tla_cache) {
-		kvfree(tla);
-		return -ENOMEM;
+	if (!wait_for_completion_timeout(&ex_done, nsecs_to_jiffies(WAIT_NS))) {
+		error("expiry incomplete", who, n, n - atomic_read(&ex_fired));
+		return 0;
 	}
-	return 0;
+	if (obs_t1) {
+		WRITE_ONCE(*obs_t1, READ_ONCE(ex_last_ns));
+		usleep_range(4 * observer_us, 8 * observer_us);
+	}
+	return READ_ONCE(ex_last_ns) - t0;
 }
 
-static void tla_teardown(void)
+/* Sleep, interrupts on, until @until on the monotonic clock. */
+static void sleep_until(u64 until)
 {
-	kmem_cache_destroy(tla_cache);
-	kvfree(tla);
+	u64 now;
+
+	while ((now = ktime_get_ns()) < until)
+		msleep(div_u64(until - now, NSEC_PER_MSEC) + 1);
 }
-
-static struct contender timer_alloc_c;
-
-static void tla_arm(unsigned long i, u64 base_ns, u64 delay_ns)
-{
-	struct tla_obj *o = kmem_cache_alloc(tla_cache, GFP_KERNEL);
-
-	tla[i] = o;
-	if (!o) {
-		timer_alloc_c.err++;
-		return;
-	}
-	o->cookie = i;
-	timer_setup(&o->timer, tl_fn, 0);
-	mod_timer(&o->timer, tl_base_jiffies + nsecs_to_jiffies(delay_ns) + 1);
-}
-
-static void tla_disarm(unsigned long i)
-{
-	if (!tla[i] || timer_delete(&tla[i]->timer) != 1)
-		timer_alloc_c.err++;
-	kmem_cache_free(tla_cache, tla[i]);
-	tla[i] = NULL;
-}
-
-static struct contender timer_alloc_c = {
-	.name = "timer_alloc", .setup = tla_setup, .teardown = tla_teardown,
-	.arm = tla_arm, .disarm = tla_disarm, .now = tl_now,
-};
-
-static struct contender *contenders[] = {
-	&htwheel_c, &hrtimer_c, &timer_c, &timer_alloc_c,
-};
-
-/* ---- schedule / cancel at n pending ---- */
-
-static u64 round_t[2][MAX_ROUNDS];
-
-static int bench_sched_cancel(struct contender *c, unsigned long n)
-{
-	unsigned long k = clamp_t(unsigned long, n / 4, 1, 1024);
-	unsigned int rounds = clamp_t(unsigned int, sample_ops / k, 3, MAX_ROUNDS);
-	unsigned long i, r;
-	u64 t0, t1, base;
-	int ret;
-
-	ret = c->setup(n + k);
-	if (ret)
-		return ret;
-	c->err = 0;
-
-	base = c->now();
-	t0 = ktime_get_ns();
-	for (i = 0; i < n; i++) {
-		c->arm(i, base, sc_delay[i]);
-		if (!(i % RESCHED_EVERY))
-			cond_resched();
-	}
-	t1 = ktime_get_ns();
-	report(c->name, n, "fill", t1 - t0, n);
-
-	for (r = 0; r < rounds; r++) {
-		base = c->now();
-		t0 = ktime_get_ns();
-		for (i = n; i < n + k; i++)
-			c->arm(i, base, sc_delay[i]);
-		t1 = ktime_get_ns();
-		round_t[0][r] = t1 - t0;
-		t0 = ktime_get_ns();
-		for (i = n; i < n + k; i++)
-			c->disarm(i);
-		t1 = ktime_get_ns();
-		round_t[1][r] = t1 - t0;
-		cond_resched();
-	}
-	report(c->name, n, "schedule", median_total(round_t[0], rounds),
-	       (u64)k * rounds);
-	report(c->name, n, "cancel", median_total(round_t[1], rounds),
-	       (u64)k * rounds);
-
-	t0 = ktime_get_ns();
-	for (i = 0; i < n; i++) {
-		c->disarm(perm[i]);
-		if (!(i % RESCHED_EVERY))
-			cond_resched();
-	}
-	t1 = ktime_get_ns();
-	report(c->name, n, "drain", t1 - t0, n);
-	emit("%s %lu errors %d\n", c->name, n, c->err);
-
-	c->teardown();
-	return 0;
-}
-
-/* ---- expiry ---- */
 
 /*
- * htwheel: a manual-clock wheel, so that the whole expiry is one tick run
- * we can time: n timers, the clock jumps past the last deadline, then the
- * run (cascades included) and taking every record off the ready queue.
+ * htwheel: a real-clock wheel held (its hrtimer may fire, its runs do
+ * nothing) while it is filled and while the deadlines pass; releasing it
+ * arms the hrtimer for the earliest due tick, and the backlog goes
+ * through the hrtimer softirq and the work item as in service.
+ * @storm_delay: every timer's delay, or 0 for ex_delay[].
  */
-static int bench_expiry_htwheel(unsigned long n)
+static u64 expire_htwheel(unsigned long n, u64 storm_delay)
 {
 	struct htw_geometry geo = {
 		.tick_ns = BENCH_TICK_NS,
@@ -465,145 +818,308 @@ static int bench_expiry_htwheel(unsigned long n)
 		.clockid = CLOCK_MONOTONIC,
 		.max_pending = n,
 	};
-	const u64 start = 1000 * NSEC_PER_SEC;
-	struct htw_wheel_expiry *rec;
-	struct htw_wheel_stats st;
 	struct htw_wheel *w;
-	u64 t0, t1, t2, got = 0, h;
+	u64 base, t0, h, d = 0;
 	unsigned long i;
-	size_t m;
-	int err = 0;
 
-	rec = kmalloc_array(64, sizeof(*rec), GFP_KERNEL);
-	if (!rec)
-		return -ENOMEM;
-	w = htw_wheel_create_manual(&geo, NULL, NULL, start);
+	w = htw_wheel_create(&geo, ex_ready, NULL, GFP_KERNEL);
 	if (IS_ERR(w)) {
-		kfree(rec);
-		return PTR_ERR(w);
+		error("wheel create", W_HTW, n, PTR_ERR(w));
+		return 0;
 	}
+	ex_arm_start(n);
+	htw_wheel_hold(w);
+	base = htw_wheel_now(w);
 	for (i = 0; i < n; i++) {
 		struct htw_timer_spec spec = {
-			.cookie = i, .deadline_ns = start + ex_delay[i],
+			.cookie = i,
+			.deadline_ns = base + (storm_delay ?: ex_delay[i]),
 		};
 
 		if (htw_wheel_schedule(w, &spec, &h))
-			err++;
+			error("schedule", W_HTW, n, i);
 		if (!(i % RESCHED_EVERY))
 			cond_resched();
 	}
-	htw_wheel_set_now(w, start + EX_SPAN_NS + 2 * BENCH_TICK_NS);
+	sleep_until(base + (storm_delay ?: EX_SPAN_NS) + 2 * BENCH_TICK_NS);
 	t0 = ktime_get_ns();
-	htw_wheel_run_tick(w);
-	t1 = ktime_get_ns();
-	while ((m = htw_wheel_peek_ready(w, rec, 64))) {
-		htw_wheel_consume_ready(w, rec, m);
-		got += m;
-	}
-	t2 = ktime_get_ns();
-	htw_wheel_get_stats(w, &st);
-	report("htwheel", n, "expiry", t2 - t0, n);
-	report("htwheel", n, "expiry_tick", t1 - t0, n);
-	emit("htwheel %lu expiry_cascaded %llu\n", n, st.cascaded);
-	emit("htwheel %lu expiry_errors %llu\n", n, err + (n - got));
+	if (obs_t0)
+		WRITE_ONCE(*obs_t0, t0);
+	htw_wheel_release(w);
+	d = ex_wait(W_HTW, n, t0);
 	htw_wheel_destroy(w);
-	kfree(rec);
-	return 0;
+	return d;
 }
 
 /*
- * hrtimer and timer_list: arm n timers with interrupts off, wait past the
- * last deadline, then enable interrupts: one interrupt (hrtimer) or one
- * timer softirq (timer_list) expires them all.  Time from enabling to the
- * last callback, per timer.
+ * hrtimer and timer_list: armed with interrupts off, which also holds
+ * their expiry until the deadlines have passed; enabling interrupts lets
+ * one hrtimer interrupt (hrtimer) or one timer softirq (timer_list)
+ * expire them all.  Arrays, no allocation: nothing is freed on expiry on
+ * either side (htwheel's records stay queued).
  */
-static int bench_expiry_kernel(struct contender *c, unsigned long n,
-			       atomic_t *fired, unsigned long *expect,
-			       u64 *last_ns)
+static u64 expire_kernel(bool hrt, unsigned long n, bool one_jiffy)
 {
-	unsigned long flags, i;
-	u64 base, t0, end, deadline;
-	int ret;
+	const char *who = hrt ? W_HR_EX : W_TL_EX;
+	struct timer_list *tl = NULL;
+	struct hrtimer *hr = NULL;
+	unsigned long flags, i, j0;
+	u64 base, t0, span, d;
 
-	ret = c->setup(n);
-	if (ret)
-		return ret;
-	atomic_set(fired, 0);
-	*expect = n;
-	WRITE_ONCE(*last_ns, 0);
+	if (hrt)
+		hr = kvcalloc(n, sizeof(*hr), GFP_KERNEL);
+	else
+		tl = kvcalloc(n, sizeof(*tl), GFP_KERNEL);
+	if (!hr && !tl) {
+		error("alloc", who, n, -ENOMEM);
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		if (hrt)
+			htw_hrtimer_setup(&hr[i], ex_hr_fn, CLOCK_MONOTONIC,
+					  HRTIMER_MODE_ABS);
+		else
+			timer_setup(&tl[i], ex_tl_fn, 0);
+	}
+	ex_arm_start(n);
+	span = one_jiffy ? 0 : EX_SPAN_NS;
 
 	local_irq_save(flags);
-	base = c->now();
-	for (i = 0; i < n; i++)
-		c->arm(i, base, ex_delay[i]);
+	base = ktime_get_ns();
+	j0 = jiffies;
+	for (i = 0; i < n; i++) {
+		if (hrt)
+			hrtimer_start(&hr[i], ns_to_ktime(base + (one_jiffy ?
+				      BENCH_TICK_NS : ex_delay[i])), HRTIMER_MODE_ABS);
+		else
+			mod_timer(&tl[i], j0 + (one_jiffy ? 1 :
+				  nsecs_to_jiffies(ex_delay[i]) + 1));
+	}
 	/* timer_list rounds up to jiffies: wait two more. */
-	end = base + EX_SPAN_NS + 3 * NSEC_PER_SEC / HZ;
-	while (ktime_get_ns() < end)
+	while (ktime_get_ns() < base + span + 3 * TICK_NSEC)
 		cpu_relax();
 	t0 = ktime_get_ns();
+	if (obs_t0)
+		WRITE_ONCE(*obs_t0, t0);
 	local_irq_restore(flags);
+	d = ex_wait(who, n, t0);
 
-	deadline = t0 + 60 * NSEC_PER_SEC;
-	/*
-	 * The callback that makes the count n stores the time after its
-	 * increment, maybe on another CPU: wait for the time too.
-	 */
-	while ((atomic_read(fired) < n || !READ_ONCE(*last_ns)) &&
-	       ktime_get_ns() < deadline)
-		cond_resched();
-	if (atomic_read(fired) < n) {
-		emit("%s %lu expiry_errors %lu\n", c->name, n,
-		     n - atomic_read(fired));
-		for (i = 0; i < n; i++)
-			c->disarm(i);
-	} else {
-		report(c->name, n, "expiry", READ_ONCE(*last_ns) - t0, n);
-		emit("%s %lu expiry_errors 0\n", c->name, n);
+	for (i = 0; i < n; i++) {
+		if (hrt)
+			hrtimer_cancel(&hr[i]);
+		else
+			timer_delete_sync(&tl[i]);
+		if (!(i % RESCHED_EVERY))
+			cond_resched();
 	}
-	c->teardown();
+	kvfree(hr);
+	kvfree(tl);
+	return d;
+}
+
+static void run_expiry(unsigned long n)
+{
+	static const unsigned int order[2][3] = { { 0, 1, 2 }, { 2, 1, 0 } };
+	const char *who[3] = { W_HTW, W_HR_EX, W_TL_EX };
+	unsigned long i;
+	unsigned int j;
+	u64 d;
+
+	ex_delay = kvmalloc_array(n, sizeof(*ex_delay), GFP_KERNEL);
+	if (!ex_delay) {
+		error("alloc", "expiry", n, -ENOMEM);
+		return;
+	}
+	draws_start(n, 2);
+	for (i = 0; i < n; i++)
+		ex_delay[i] = draw_delay(EX_EXP_MIN, EX_EXP_MAX);
+	for (j = 0; j < 3; j++) {
+		unsigned int c = order[cur_rep & 1][j];
+
+		d = c == 0 ? expire_htwheel(n, 0) : expire_kernel(c == 1, n, false);
+		if (d)
+			record(S_EXP, "expiry per timer", n, who[c], "ns",
+			       div64_u64(d * 1000, n));
+	}
+	kvfree(ex_delay);
+	ex_delay = NULL;
+}
+
+/* ---- storm: n due in one tick, a SCHED_FIFO observer on the CPU ---- */
+
+static u64 obs_release, obs_end, obs_worst;
+static DECLARE_COMPLETION(obs_running);
+
+/*
+ * Wakes every observer_us; its delay counts from the later of its due
+ * time and the release, so the interrupts-off fill before it does not,
+ * and only for wake-ups due before the storm ended (obs_end), so the
+ * teardown after it does not either.
+ */
+static int observer_fn(void *arg)
+{
+	u64 period = (u64)observer_us * NSEC_PER_USEC, target, now, from, t0;
+	ktime_t at;
+
+	complete(&obs_running);
+	while (!kthread_should_stop()) {
+		target = ktime_get_ns() + period;
+		at = ns_to_ktime(target);
+		set_current_state(TASK_INTERRUPTIBLE);
+		schedule_hrtimeout(&at, HRTIMER_MODE_ABS);
+		now = ktime_get_ns();
+		t0 = READ_ONCE(obs_release);
+		if (!t0 || now <= t0)
+			continue;
+		if (READ_ONCE(obs_end) && target >= READ_ONCE(obs_end))
+			continue;
+		from = max(target, t0);
+		if (now > from && now - from > obs_worst)
+			WRITE_ONCE(obs_worst, now - from);
+	}
 	return 0;
+}
+
+static void run_storm(unsigned long n)
+{
+	static const char *const who[2] = {
+		W_HTW, "timer_list (timer softirq), all due in one jiffy",
+	};
+	struct task_struct *obs;
+	cpumask_var_t saved;
+	unsigned int j, c, cpu;
+	u64 d;
+
+	if (!alloc_cpumask_var(&saved, GFP_KERNEL))
+		return;
+	cpumask_copy(saved, current->cpus_ptr);
+	cpu = raw_smp_processor_id();
+	/* The expiry, its work item and the observer share one CPU. */
+	set_cpus_allowed_ptr(current, cpumask_of(cpu));
+	for (j = 0; j < 2; j++) {
+		c = (j + cur_rep) & 1;
+		WRITE_ONCE(obs_release, 0);
+		WRITE_ONCE(obs_end, 0);
+		WRITE_ONCE(obs_worst, 0);
+		obs = kthread_create(observer_fn, NULL, "htwb_observer");
+		if (IS_ERR(obs)) {
+			error("observer", who[c], n, PTR_ERR(obs));
+			continue;
+		}
+		kthread_bind(obs, cpu);
+		sched_set_fifo(obs);
+		get_task_struct(obs);
+		reinit_completion(&obs_running);
+		wake_up_process(obs);
+		/* Running and sleeping on its period before the storm is built. */
+		wait_for_completion(&obs_running);
+		usleep_range(2 * observer_us, 4 * observer_us);
+		obs_t0 = &obs_release;
+		obs_t1 = &obs_end;
+		d = c == 0 ? expire_htwheel(n, BENCH_TICK_NS) :
+			     expire_kernel(false, n, true);
+		obs_t0 = NULL;
+		obs_t1 = NULL;
+		kthread_stop(obs);
+		put_task_struct(obs);
+		if (!d)
+			continue;
+		record(S_STORM, "tick duration", n, who[c], "us", d);
+		record(S_STORM, "longest SCHED_FIFO wake-up delay", n, who[c], "us",
+		       READ_ONCE(obs_worst));
+	}
+	set_cpus_allowed_ptr(current, saved);
+	free_cpumask_var(saved);
 }
 
 /* ---- driver ---- */
 
+/* Picoseconds per op_clock() read. */
+static u64 clock_read_ps(void)
+{
+	u64 c0, c1 = 0;
+	unsigned int i;
+
+	c0 = op_clock();
+	for (i = 0; i < 1024; i++)
+		c1 = op_clock();
+	return div_u64(op_ps(c1 - c0), 1024);
+}
+
 static int run_size(unsigned long n)
 {
-	unsigned long k = clamp_t(unsigned long, n / 4, 1, 1024);
-	struct rnd_state rs;
-	unsigned int i;
-	int ret = -ENOMEM;
+	unsigned long cap = n + batch;
+	unsigned int j, i;
+	int ret = 0;
 
-	sc_delay = kvmalloc_array(n + k, sizeof(*sc_delay), GFP_KERNEL);
-	ex_delay = kvmalloc_array(n, sizeof(*ex_delay), GFP_KERNEL);
-	perm = kvmalloc_array(n, sizeof(*perm), GFP_KERNEL);
-	if (!sc_delay || !ex_delay || !perm)
+	dl = kvmalloc_array(cap, sizeof(*dl), GFP_KERNEL);
+	perm = kvmalloc_array(cap, sizeof(*perm), GFP_KERNEL);
+	idx = kvmalloc_array(batch, sizeof(*idx), GFP_KERNEL);
+	nd = kvmalloc_array(batch, sizeof(*nd), GFP_KERNEL);
+	for (i = 0; i < ARRAY_SIZE(acc); i++)
+		acc[i].op_ns = kvmalloc_array((u64)batch * rounds,
+					      sizeof(u64), GFP_KERNEL);
+	if (!dl || !perm || !idx || !nd || !acc[0].op_ns || !acc[1].op_ns ||
+	    !acc[2].op_ns || !acc[3].op_ns) {
+		ret = -ENOMEM;
 		goto out;
-	prandom_seed_state(&rs, seed ^ n);
-	fill_delays(sc_delay, n + k, SC_EXP_MIN, SC_EXP_MAX, &rs);
-	fill_delays(ex_delay, n, EX_EXP_MIN, EX_EXP_MAX, &rs);
-	shuffle(perm, n, &rs);
-
-	for (i = 0; i < ARRAY_SIZE(contenders); i++) {
-		ret = bench_sched_cancel(contenders[i], n);
-		if (ret)
-			goto out;
 	}
-	if (expiry) {
-		ret = bench_expiry_htwheel(n);
-		if (!ret)
-			ret = bench_expiry_kernel(&hrtimer_c, n, &hr_fired,
-						  &hr_expect, &hr_last_ns);
-		if (!ret)
-			ret = bench_expiry_kernel(&timer_c, n, &tl_fired,
-						  &tl_expect, &tl_last_ns);
+	for (cur_rep = 0; cur_rep <= reps; cur_rep++) {
+		for (j = 0; j < NR_C; j++) {
+			enum cid c = cur_rep & 1 ? NR_C - 1 - j : j;
+
+			ret = run_contender(c, n);
+			if (ret) {
+				error("setup", c_who[c], n, ret);
+				goto out;
+			}
+		}
+		if (expiry)
+			run_expiry(n);
 	}
 out:
-	if (ret)
-		emit("error %lu %d\n", n, ret);
-	kvfree(sc_delay);
-	kvfree(ex_delay);
+	for (i = 0; i < ARRAY_SIZE(acc); i++) {
+		kvfree(acc[i].op_ns);
+		acc[i].op_ns = NULL;
+	}
+	kvfree(dl);
 	kvfree(perm);
+	kvfree(idx);
+	kvfree(nd);
 	return ret;
+}
+
+/* The next size of a comma-separated list; false at its end. */
+static bool next_size(char **cur, unsigned long *n)
+{
+	char *tok;
+
+	while ((tok = strsep(cur, ",")) != NULL) {
+		if (!kstrtoul(tok, 0, n) && *n && *n <= HTW_MAX_PENDING - batch)
+			return true;
+		emit("meta\tsize refused\t%s\n", tok);
+	}
+	return false;
+}
+
+static void run_all(void)
+{
+	char *list, *cur;
+	unsigned long n;
+
+	list = kstrdup(sizes, GFP_KERNEL);
+	cur = list;
+	while (list && next_size(&cur, &n))
+		run_size(n);
+	kfree(list);
+	if (!expiry)
+		return;
+	list = kstrdup(storm, GFP_KERNEL);
+	cur = list;
+	while (list && next_size(&cur, &n))
+		for (cur_rep = 0; cur_rep <= reps; cur_rep++)
+			run_storm(n);
+	kfree(list);
 }
 
 static ssize_t results_read(struct file *file, char __user *buf, size_t len,
@@ -622,27 +1138,53 @@ static struct dentry *results_dentry;
 
 static int __init htw_bench_init(void)
 {
-	char *list, *cur, *tok;
-	unsigned long n;
+	u64 ps;
 
 	out_buf = kvzalloc(OUT_SIZE, GFP_KERNEL);
-	list = kstrdup(sizes, GFP_KERNEL);
-	if (!out_buf || !list) {
+	if (!out_buf)
+		return -ENOMEM;
+	if (!reps || !batch || rounds < 2) {
 		kvfree(out_buf);
-		kfree(list);
+		return -EINVAL;
+	}
+	/* Like htwheel's timer cache: charged to the caller's memory cgroup. */
+	hr_cache = kmem_cache_create("htwb_hrtimer", sizeof(struct hr_obj), 0,
+				     SLAB_ACCOUNT, NULL);
+	tl_cache = kmem_cache_create("htwb_timer_list", sizeof(struct tl_obj), 0,
+				     SLAB_ACCOUNT, NULL);
+	if (!hr_cache || !tl_cache) {
+		kmem_cache_destroy(hr_cache);
+		kmem_cache_destroy(tl_cache);
+		kvfree(out_buf);
 		return -ENOMEM;
 	}
-	emit("# htwheel_bench: contender n metric ps_per_op\n");
-	emit("config tick_ns %llu slots %u hz %u seed %u\n",
-	     (u64)BENCH_TICK_NS, BENCH_SLOTS, HZ, seed);
-	cur = list;
-	while ((tok = strsep(&cur, ",")) != NULL) {
-		if (kstrtoul(tok, 0, &n) || !n)
-			continue;
-		run_size(n);
-	}
-	kfree(list);
-	emit("done\n");
+	emit("# htwheel_bench: sample format of Documentation/benchmark.rst\n");
+	emit("meta\tseed\t%u\n", seed);
+	emit("meta\tin-kernel repetitions\t%u after 1 warm-up\n", reps);
+	emit("meta\tin-kernel batch k\t%u operations per round at every n, %u rounds per phase\n",
+	     batch, rounds);
+	emit("meta\tin-kernel order\teven repetitions htwheel first, odd ones htwheel last\n");
+	op_clock_calibrate();
+	ps = clock_read_ps();
+	emit("meta\tin-kernel per-op clock\trdtsc, %llu cycles in %llu ns, read %llu.%03llu ns\n",
+	     cal_cycles, cal_ns, div_u64(ps, 1000), ps % 1000);
+	emit("meta\tin-kernel htwheel re-arm\tcancel+schedule (no modify operation)\n");
+	emit("meta\tin-kernel htwheel geometry\ttick_ns %llu slots %u\n",
+	     (u64)BENCH_TICK_NS, BENCH_SLOTS);
+	emit("meta\tin-kernel hz\t%u\n", HZ);
+	emit("meta\tsizeof struct timer_list\t%zu\n", sizeof(struct timer_list));
+	emit("meta\tsizeof struct hrtimer\t%zu\n", sizeof(struct hrtimer));
+	emit("meta\tin-kernel cpus\t%u online\n", num_online_cpus());
+	emit("meta\tslab_size htwb_hrtimer (hrtimer + cookie)\t%lu\n",
+	     slab_attr("htwb_hrtimer", "slab_size"));
+	emit("meta\tslab_size htwb_timer_list (timer_list + cookie)\t%lu\n",
+	     slab_attr("htwb_timer_list", "slab_size"));
+
+	run_all();
+	emit("meta\tin-kernel errors\t%lu\n", errors);
+	emit("# done\n");
+	kmem_cache_destroy(hr_cache);
+	kmem_cache_destroy(tl_cache);
 	results_dentry = debugfs_create_file("htwheel_bench", 0444, NULL, NULL,
 					     &results_fops);
 	return 0;
