@@ -40,10 +40,10 @@ htw_log "booting um-bench (time-travel=inf-cpu): an idle hour"
 "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 	"$out/run-tt" htw_set=tt htw_bench_mod="$mobj" time-travel=inf-cpu slab_nomerge
 
-qemu=()
+runs=("$out/run-rt" "$out/run-tt")
 if [ "${HTW_BENCH_SKIP_QEMU:-0}" != 1 ]; then
 	htw_log "booting Debian's 6.1 generic kernel under qemu (2 CPUs): the same benchmarks"
-	qemu=(--qemu "$out/run-qemu")
+	runs+=("$out/run-qemu")
 	rm -rf "$out/run-qemu"
 	if ! "$HTW_TOP/tools/qemu/bench.sh" "$out/run-qemu"; then
 		mkdir -p "$out/run-qemu"
@@ -52,4 +52,4 @@ if [ "${HTW_BENCH_SKIP_QEMU:-0}" != 1 ]; then
 fi
 
 python3 "$HTW_TOP/tools/bench/report.py" --out "$out" \
-	--elapsed "$(($(date +%s) - start))" "${qemu[@]}" "$out/run-rt" "$out/run-tt"
+	--elapsed "$(($(date +%s) - start))" "${runs[@]}"
