@@ -134,7 +134,8 @@ class Report(unittest.TestCase):
     def test_target_met_on_median(self):
         rc, out, res = self.run_report()
         self.assertEqual(self.verdict(res, 'cheaper than a timer_list'), 'met (2.00x >= 1.5x)')
-        self.assertRegex(out, r'rt: cheaper than a timer_list +met \(2\.00x >= 1\.5x\)')
+        self.assertIn('rt: in-kernel schedule+cancel, cold / schedule+cancel / n=1000 vs '
+                      f'{PEER}: cheaper than a timer_list  met (2.00x >= 1.5x)', out)
 
     def test_target_missed(self):
         self.add(target('in-kernel schedule+cancel, cold', 'schedule+cancel', 1000, PEER,
@@ -148,7 +149,8 @@ class Report(unittest.TestCase):
                         'ratio>=1', 'at a million'), name='targets.txt', run=self.dir)
         rc, out, res = self.run_report()
         self.assertEqual(self.verdict(res, 'at a million'), 'n/a (not run)')
-        self.assertRegex(out, r'rt: at a million +n/a \(not run\)')
+        self.assertRegex(out, r'rt: in-kernel schedule\+cancel, cold / schedule\+cancel / '
+                         r'n=1000000 vs .*: at a million +n/a \(not run\)')
 
     def test_target_peer_not_run(self):
         self.add(target('in-kernel schedule+cancel, cold', 'schedule+cancel', 1000, 'hrtimer',

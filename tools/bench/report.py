@@ -547,8 +547,11 @@ def main(argv=None):
                                        'text': t.text, 'verdict': v})
     if summary:
         text += ['', 'TARGETS (judged on medians; tools/bench/targets.txt):']
-        w = max(len(f'{b}: {t.text}') for b, t, _ in summary)
-        text += [f'  {f"{b}: {t.text}".ljust(w)}  {v}' for b, t, v in summary]
+        names = [f'{b}: {t.prefix} / {t.case} / n={t.n}'
+                 + ('' if t.peer == '-' else f' vs {t.peer}') + f': {t.text}'
+                 for b, t, _ in summary]
+        w = max(len(x) for x in names)
+        text += [f'  {x.ljust(w)}  {v}' for x, (_, _, v) in zip(names, summary)]
     if problems:
         text += ['', 'PROBLEMS:'] + ['  ' + p for p in problems]
     out = '\n'.join(text) + '\n'
