@@ -157,6 +157,9 @@ Settings (make variables or the environment):
   HTW_BENCH_N, HTW_BENCH_SIZES
                            user-space timers (100000) and in-kernel pending
                            counts (1000,10000,100000,1000000) of `make bench`
+  HTW_BENCH_SEED           the seed of the bench's delays (a fresh random one,
+                           recorded in the results)
+  HTW_BENCH_UBENCH         the htwheel_ubench commands run (sched,deliver,mem)
   HTW_BENCH_SKIP_QEMU=1    `make bench` without the qemu boot
   HTW_QEMU_BENCH_FLAVOUR, HTW_QEMU_BENCH_N, HTW_QEMU_BENCH_SIZES
                            the same for the qemu bench boot (amd64,

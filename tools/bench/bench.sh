@@ -8,8 +8,11 @@
 #
 # Environment: HTW_BENCH_N (user-space timers, default 100000),
 # HTW_BENCH_SIZES (in-kernel pending counts, default 1000,10000,100000,1000000),
+# HTW_BENCH_SEED (the delays' seed, default a fresh random one),
+# HTW_BENCH_UBENCH (htwheel_ubench commands, default sched,deliver,mem),
 # HTW_UML_MEM (default 2G here), HTW_BENCH_SKIP_QEMU=1 (UML only).
-# Results: build/bench/.
+# Results: build/bench/; each run directory's host.txt holds the host's
+# load and steal before and after its boot, the commit and the seed.
 set -euo pipefail
 . "$(dirname "$0")/../harness.sh"
 
@@ -30,20 +33,35 @@ export HTW_UML_MEM=${HTW_UML_MEM:-2G}
 export HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-900}
 n=${HTW_BENCH_N:-100000}
 sizes=${HTW_BENCH_SIZES:-1000,10000,100000,1000000}
+ubench=${HTW_BENCH_UBENCH:-sched,deliver,mem}
+# A fresh seed each run, so that no one draw of delays decides a verdict;
+# recorded, so that a run can be repeated.
+seed=${HTW_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+export HTW_BENCH_SEED=$seed
+
+# boot.sh empties the run directory: host.txt is written after the boot.
+host_boot() {
+	local run=$1 before
+	shift
+	before=$("$HTW_TOP/tools/bench/host-meta.sh" before)
+	"$@"
+	{ echo "$before"; "$HTW_TOP/tools/bench/host-meta.sh" after; } >"$run/host.txt"
+}
 
 # boot.sh passes htw_mod=<module/um-bench>; our modules live next to it.
-htw_log "booting um-bench (real time): in-kernel and user-space benchmarks"
-"$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
+htw_log "booting um-bench (real time): in-kernel and user-space benchmarks, seed $seed"
+host_boot "$out/run-rt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 	"$out/run-rt" htw_set=rt htw_bench_mod="$mobj" htw_bench_n="$n" \
-	htw_bench_sizes="$sizes" slab_nomerge
+	htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_ubench="$ubench" slab_nomerge
 htw_log "booting um-bench (time-travel=inf-cpu): an idle hour"
-"$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
-	"$out/run-tt" htw_set=tt htw_bench_mod="$mobj" time-travel=inf-cpu slab_nomerge
+host_boot "$out/run-tt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
+	"$out/run-tt" htw_set=tt htw_bench_mod="$mobj" htw_bench_seed="$seed" \
+	time-travel=inf-cpu slab_nomerge
 
-qemu=()
+runs=("$out/run-rt" "$out/run-tt")
 if [ "${HTW_BENCH_SKIP_QEMU:-0}" != 1 ]; then
 	htw_log "booting Debian's 6.1 generic kernel under qemu (2 CPUs): the same benchmarks"
-	qemu=(--qemu "$out/run-qemu")
+	runs+=("$out/run-qemu")
 	rm -rf "$out/run-qemu"
 	if ! "$HTW_TOP/tools/qemu/bench.sh" "$out/run-qemu"; then
 		mkdir -p "$out/run-qemu"
@@ -52,4 +70,4 @@ if [ "${HTW_BENCH_SKIP_QEMU:-0}" != 1 ]; then
 fi
 
 python3 "$HTW_TOP/tools/bench/report.py" --out "$out" \
-	--elapsed "$(($(date +%s) - start))" "${qemu[@]}" "$out/run-rt" "$out/run-tt"
+	--elapsed "$(($(date +%s) - start))" "${runs[@]}"

@@ -1,14 +1,39 @@
 #!/bin/busybox sh
-# Stage run inside UML by tools/bench/bench.sh.  $htw_set: "rt" runs the
-# in-kernel and user-space benchmarks, "tt" (time travel) the idle hour.
-# Every result is a text file in $HTW_OUT for tools/bench/report.py.
+# Stage run inside UML (and qemu) by tools/bench/bench.sh.  $htw_set: "rt"
+# runs the in-kernel and user-space benchmarks, "tt" (time travel) the
+# idle hour.  Every result is a text file in $HTW_OUT in the sample format
+# of Documentation/benchmark.rst, for tools/bench/report.py.
+#
+# $htw_bench_seed seeds both producers: htwheel_bench.ko's seed= and
+# htwheel_ubench's environment HTW_BENCH_SEED.  $htw_bench_ubench lists the
+# htwheel_ubench commands run with N and the output directory
+# (comma-separated, default sched,deliver,mem).
 out=$HTW_OUT
 ub=$htw_bin/bench/htwheel_ubench
+seed=${htw_bench_seed:-0}
 fail() { echo "$*" >>"$out/errors"; }
+meta() { printf 'meta\t%s\t%s\n' "$1" "$2" >>"$out/stage.txt"; }
+
+hres() { sed -n 's/^ *\.resolution: \([0-9]*\) nsecs$/\1/p' /proc/timer_list 2>/dev/null | head -n 1; }
 
 uname -r >"$out/uname.txt"
 cat /proc/cmdline >"$out/cmdline.txt"
+meta kernel "$(uname -r)"
+meta "stage set" "$htw_set"
+
+# hrtimers switch to high resolution on a tick after boot; under time
+# travel the boot takes no virtual time, so none has come yet and the
+# module would refuse its default 1 ms tick (below the low-resolution
+# jiffy).  A second's sleep is free there and long done elsewhere.
+i=0
+while [ "$(hres)" != 1 ] && [ $i -lt 5 ]; do
+	sleep 1
+	i=$((i + 1))
+done
+meta "hrtimer resolution ns" "$(hres)"
+
 insmod "$htw_bench_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
+export HTW_BENCH_SEED="$seed"
 
 if [ "$htw_set" = tt ]; then
 	"$ub" idle 3599 >"$out/idle-hour.txt" 2>>"$out/errors" || fail "idle hour failed"
@@ -16,8 +41,8 @@ if [ "$htw_set" = tt ]; then
 	exit 0
 fi
 
-echo "htwheel: in-kernel bench (sizes $htw_bench_sizes)"
-if insmod "$htw_bench_mod/htwheel_bench.ko" sizes="$htw_bench_sizes"; then
+echo "htwheel: in-kernel bench (sizes $htw_bench_sizes, seed $seed)"
+if insmod "$htw_bench_mod/htwheel_bench.ko" sizes="$htw_bench_sizes" seed="$seed"; then
 	cat /sys/kernel/debug/htwheel_bench >"$out/kbench.txt"
 	rmmod htwheel_bench
 else
@@ -25,9 +50,9 @@ else
 fi
 
 cd "$TMPDIR" || exit 1
-for c in sched deliver mem; do
+for c in $(echo "${htw_bench_ubench:-sched,deliver,mem}" | tr , ' '); do
 	echo "htwheel: user-space bench: $c"
-	"$ub" $c "$htw_bench_n" "$out" >"$out/ubench-$c.txt" 2>>"$out/errors" ||
+	"$ub" "$c" "$htw_bench_n" "$out" >"$out/ubench-$c.txt" 2>>"$out/errors" ||
 		fail "htwheel_ubench $c failed"
 done
 echo "htwheel: user-space bench: idle"

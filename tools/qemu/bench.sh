@@ -12,9 +12,11 @@
 # UML bench stage, tools/bench/stage-bench.sh (htw_set=rt: in-kernel bench,
 # then htwheel_ubench sched, deliver, mem and a short idle window; the idle
 # hour needs UML's time travel and is not run), boots once and leaves the
-# raw results in RUNDIR for tools/bench/report.py --qemu.  Logs go to
-# stderr.  Exits non-zero only when the harness itself could not run; a
-# benchmark that failed in the guest is in RUNDIR/errors.
+# raw results in RUNDIR for tools/bench/report.py, with RUNDIR/host.txt:
+# the host's load and steal before and after the boot, the commit and the
+# seed (tools/bench/host-meta.sh).  Logs go to stderr.  Exits non-zero
+# only when the harness itself could not run; a benchmark that failed in
+# the guest is in RUNDIR/errors.
 #
 # Under TCG the guest's absolute times are those of emulated code: only
 # ratios measured within the one boot mean anything.
@@ -22,7 +24,8 @@
 # HTW_QEMU_BENCH_FLAVOUR (amd64), HTW_QEMU_BENCH_N (user-space timers,
 # default $HTW_BENCH_N or 100000), HTW_QEMU_BENCH_SIZES (in-kernel pending
 # counts, default $HTW_BENCH_SIZES or 1000,10000,100000,1000000),
-# HTW_QEMU_TIMEOUT (default 300 here),
+# HTW_BENCH_SEED (default a fresh random one) and HTW_BENCH_UBENCH as for
+# tools/bench/bench.sh, HTW_QEMU_TIMEOUT (default 300 here),
 # and the settings of tools/qemu/check.sh (HTW_QEMU_CPUS, HTW_QEMU_MEM,
 # HTW_QEMU_ACCEL, HTW_DEBIAN_ABI/VERSION) tune it.
 set -euo pipefail
@@ -34,6 +37,8 @@ flavour=${HTW_QEMU_BENCH_FLAVOUR:-amd64}
 n=${HTW_QEMU_BENCH_N:-${HTW_BENCH_N:-100000}}
 sizes=${HTW_QEMU_BENCH_SIZES:-${HTW_BENCH_SIZES:-1000,10000,100000,1000000}}
 export HTW_QEMU_TIMEOUT=${HTW_QEMU_TIMEOUT:-300}
+seed=${HTW_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+export HTW_BENCH_SEED=$seed
 
 htw_apt_install $HTW_QEMU_APT_PKGS
 
@@ -47,13 +52,18 @@ htw_build_modules "$kdir" "$mobj" HTW_BENCH=1 ||
 	"$HTW_TOP/tools/bench/stage-bench.sh" "$HTW_TOP/build/bench-progs.list" ||
 	htw_die "building the bench initramfs failed"
 
-htw_log "booting Debian's $abi-$flavour under qemu, $HTW_QEMU_CPUS CPUs: benchmarks (log: $run/console.log)"
+htw_log "booting Debian's $abi-$flavour under qemu, $HTW_QEMU_CPUS CPUs: benchmarks, seed $seed (log: $run/console.log)"
+# boot.sh empties RUNDIR: host.txt is written after the boot.
+before=$("$HTW_TOP/tools/bench/host-meta.sh" before)
 "$HTW_TOP/tools/qemu/boot.sh" "$root/boot/vmlinuz-$abi-$flavour" "$mobj/initrd.gz" "$run" \
 	htw_set=rt htw_bench_mod=/htw/mod htw_bin="$HTW_TOP/build" \
-	htw_bench_n="$n" htw_bench_sizes="$sizes" || htw_die "could not boot $abi-$flavour"
+	htw_bench_n="$n" htw_bench_sizes="$sizes" htw_bench_seed="$seed" \
+	htw_bench_ubench="${HTW_BENCH_UBENCH:-sched,deliver,mem}" || htw_die "could not boot $abi-$flavour"
+{ echo "$before"; "$HTW_TOP/tools/bench/host-meta.sh" after; } >"$run/host.txt"
 accel=tcg
 [ "${HTW_QEMU_ACCEL:-tcg}" = kvm ] && [ -r /dev/kvm ] && [ -w /dev/kvm ] && accel=kvm
-printf 'debian %s %s %s %s\n' "$abi-$flavour" "$version" "$HTW_QEMU_CPUS" "$accel" >"$run/qemu.txt"
+printf 'meta\t%s\t%s\n' "debian kernel" "$abi-$flavour $version" "qemu cpus" "$HTW_QEMU_CPUS" \
+	"qemu accel" "$accel" "boot seconds" "$(cat "$run/seconds.txt")" >>"$run/host.txt"
 htw_log "  qemu exit $(cat "$run/kernel.rc"), $(cat "$run/seconds.txt") s"
 [ "$(cat "$run/kernel.rc")" = 0 ] || echo "qemu exited with $(cat "$run/kernel.rc") (see console.log)" >>"$run/errors"
 exit 0
