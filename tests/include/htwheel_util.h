@@ -39,6 +39,23 @@ static inline uint64_t htw_test_now(clockid_t clk)
 }
 
 /*
+ * Schedule @n relative timers @delay ns away, cookies 0..n-1, from @e
+ * (overwritten); the ioctl's result: how many, or -1 and errno.
+ */
+static inline int htw_test_schedule_all(int fd, struct htw_timer_entry *e,
+					unsigned int n, uint64_t delay)
+{
+	struct htw_schedule req = { .entries = (uintptr_t)e, .count = n };
+
+	memset(e, 0, n * sizeof(*e));
+	for (unsigned int i = 0; i < n; i++) {
+		e[i].cookie = i;
+		e[i].expires = delay;
+	}
+	return ioctl(fd, HTW_IOC_SCHEDULE, &req);
+}
+
+/*
  * Live objects of the module's htw_timer kmem_cache, the memory the timers
  * really hold (the cache is SLAB_TYPESAFE_BY_RCU, so it is never merged and
  * has its own /sys/kernel/slab entry); -1 if that cannot be read.  Writing

@@ -124,18 +124,6 @@ static int fault_injected(void)
 	return n > 0 && atoi(buf) == 0;
 }
 
-static int schedule(int fd, struct htw_timer_entry *e, unsigned int n,
-		    unsigned long long delay)
-{
-	struct htw_schedule req = { .entries = (uintptr_t)e, .count = n };
-
-	memset(e, 0, n * sizeof(*e));
-	for (unsigned int i = 0; i < n; i++) {
-		e[i].cookie = i;
-		e[i].expires = delay;
-	}
-	return ioctl(fd, HTW_IOC_SCHEDULE, &req);
-}
 
 static void stats(int fd, struct htw_stats *st)
 {
@@ -164,7 +152,7 @@ static int usable(int fd)
 	struct htw_cancel_entry c = { 0 };
 	struct htw_cancel req = { .entries = (uintptr_t)&c, .count = 1 };
 
-	if (schedule(fd, &e, 1, HOUR) != 1)
+	if (htw_test_schedule_all(fd, &e, 1, HOUR) != 1)
 		return 0;
 	c.handle = e.handle;
 	return !ioctl(fd, HTW_IOC_CANCEL, &req) && c.result == HTW_CANCELLED;
@@ -201,19 +189,19 @@ static int prep_none(int fd, void *c) { return 0; }
 
 static int prep_three_pending(int fd, void *c)
 {
-	return schedule(fd, ((struct ctx *)c)->e, 3, HOUR) == 3 ? 0 : -1;
+	return htw_test_schedule_all(fd, ((struct ctx *)c)->e, 3, HOUR) == 3 ? 0 : -1;
 }
 
 static int prep_three_ready(int fd, void *c)
 {
-	if (schedule(fd, ((struct ctx *)c)->e, 3, 0) != 3)
+	if (htw_test_schedule_all(fd, ((struct ctx *)c)->e, 3, 0) != 3)
 		return -1;
 	return wait_ready(fd, 3);
 }
 
 static int run_schedule(int fd, void *c)
 {
-	int ret = schedule(fd, ((struct ctx *)c)->e + 3, 1, HOUR);
+	int ret = htw_test_schedule_all(fd, ((struct ctx *)c)->e + 3, 1, HOUR);
 
 	return ret < 0 ? -errno : ret;
 }
@@ -221,7 +209,7 @@ static int run_schedule(int fd, void *c)
 static int run_schedule_batch(int fd, void *c)
 {
 	struct htw_timer_entry e[300];
-	int ret = schedule(fd, e, 300, HOUR);
+	int ret = htw_test_schedule_all(fd, e, 300, HOUR);
 
 	return ret < 0 ? -errno : ret;
 }
@@ -367,7 +355,7 @@ static const char *check_eventfd(int fd, void *c, int ret,
 		return "non-zero success";
 	while (read(x->efd, &v, sizeof(v)) == sizeof(v))
 		;
-	if (schedule(fd, &e, 1, 0) != 1)
+	if (htw_test_schedule_all(fd, &e, 1, 0) != 1)
 		return "could not schedule";
 	if (poll(&(struct pollfd){ .fd = x->efd, .events = POLLIN }, 1, 2000) != 1)
 		return "the eventfd was not registered";

@@ -146,14 +146,8 @@ static int run_as(uid_t id, int (*fn)(void *), void *arg)
 static int schedule_n(int fd, unsigned int n, uint64_t delay)
 {
 	static struct htw_timer_entry e[CHUNK];
-	struct htw_schedule req = { .entries = (uintptr_t)e, .count = n };
 
-	memset(e, 0, n * sizeof(*e));
-	for (unsigned int i = 0; i < n; i++) {
-		e[i].cookie = i;
-		e[i].expires = delay;
-	}
-	return ioctl(fd, HTW_IOC_SCHEDULE, &req);
+	return htw_test_schedule_all(fd, e, n, delay);
 }
 
 /* Open until refused (at most @max); the fds in @fd, how many in *n. */
