@@ -4,6 +4,7 @@
  * under qemu.
  *
  *   htwheel_ubench sched   N [OUTDIR]  schedule + cancel, every API
+ *   htwheel_ubench rearm   N [OUTDIR]  re-arm of pending timers
  *   htwheel_ubench deliver N [OUTDIR]  expiries read by the program
  *   htwheel_ubench mem     N [OUTDIR]  kernel memory per pending timer
  *   htwheel_ubench idle    SECONDS     wake-ups with one timer an hour away
@@ -29,6 +30,8 @@ int main(int argc, char **argv)
 	rng_seed(seed ? strtoull(seed, NULL, 0) : 0x9e3779b97f4a7c15ULL);
 	if (!strcmp(what, "sched"))
 		return bench_sched(n);
+	if (!strcmp(what, "rearm"))
+		return bench_rearm(n);
 	if (!strcmp(what, "deliver"))
 		return bench_deliver(n);
 	if (!strcmp(what, "mem"))
@@ -36,7 +39,7 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "idle"))
 		return bench_idle(arg ? atof(arg) : 5);
 	fprintf(stderr,
-		"usage: %s sched|deliver|mem N [OUTDIR] | idle SECONDS\n",
+		"usage: %s sched|rearm|deliver|mem N [OUTDIR] | idle SECONDS\n",
 		argv[0]);
 	return 2;
 }

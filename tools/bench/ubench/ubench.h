@@ -103,6 +103,7 @@ uint64_t pct(const uint64_t *v, unsigned long n, double p);
 void sort_u64(uint64_t *v, unsigned long n);
 
 int bench_sched(unsigned long n);
+int bench_rearm(unsigned long n);
 int bench_deliver(unsigned long n);
 int bench_idle(double secs);
 int bench_mem(unsigned long n);
