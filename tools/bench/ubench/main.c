@@ -5,6 +5,7 @@
  *
  *   htwheel_ubench sched   N [OUTDIR]  schedule + cancel, every API
  *   htwheel_ubench rearm   N [OUTDIR]  re-arm of pending timers
+ *   htwheel_ubench conn    N,N,.. [OUTDIR]  connection idle timeouts
  *   htwheel_ubench deliver N [OUTDIR]  expiries read by the program
  *   htwheel_ubench mem     N [OUTDIR]  kernel memory per pending timer
  *   htwheel_ubench idle    SECONDS     wake-ups with one timer an hour away
@@ -32,6 +33,8 @@ int main(int argc, char **argv)
 		return bench_sched(n);
 	if (!strcmp(what, "rearm"))
 		return bench_rearm(n);
+	if (!strcmp(what, "conn"))
+		return bench_conn(arg ? arg : "1000,100000,1000000");
 	if (!strcmp(what, "deliver"))
 		return bench_deliver(n);
 	if (!strcmp(what, "mem"))
@@ -39,7 +42,7 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "idle"))
 		return bench_idle(arg ? atof(arg) : 5);
 	fprintf(stderr,
-		"usage: %s sched|rearm|deliver|mem N [OUTDIR] | idle SECONDS\n",
+		"usage: %s sched|rearm|deliver|mem N [OUTDIR] | conn N[,N...] [OUTDIR] | idle SECONDS\n",
 		argv[0]);
 	return 2;
 }

@@ -104,6 +104,7 @@ void sort_u64(uint64_t *v, unsigned long n);
 
 int bench_sched(unsigned long n);
 int bench_rearm(unsigned long n);
+int bench_conn(const char *sizes);
 int bench_deliver(unsigned long n);
 int bench_idle(double secs);
 int bench_mem(unsigned long n);
