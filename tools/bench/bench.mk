@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-# `make bench`: htwheel against timerfd, POSIX timers, hrtimers
-# and the kernel timer wheel, measured side by side in one UML boot of the
-# lean um-bench kernel.  Included by the top-level Makefile.
+# `make bench`: htwheel against timerfd, POSIX timers, libuv, libev,
+# hrtimers and the kernel timer wheel, measured side by side in one UML
+# boot of the lean um-bench kernel.  Included by the top-level Makefile.
 #
 #   make bench              build everything needed, boot, print the table
 #   make bench-progs        only the user-space bench program
@@ -10,6 +10,7 @@
 # build/bench/lateness.svg (see Documentation/benchmark.rst).
 
 BENCH_PROGS := $(BUILD)/bench/htwheel_ubench
+UBENCH_SRCS := $(wildcard tools/bench/ubench/*.c)
 
 .PHONY: bench bench-progs
 
@@ -18,9 +19,16 @@ bench-progs: $(BENCH_PROGS)
 
 userprogs: $(BENCH_PROGS)
 
-$(BUILD)/bench/htwheel_ubench: tools/bench/htwheel_ubench.c include/uapi/linux/htwheel.h
+# libuv and libev are peers in the same boot; their static archives from
+# Debian's libuv1-dev (libuv_a.a) and libev-dev (libev.a) are linked in,
+# since the program runs in UML's and qemu's initramfs, where no shared
+# library is.  libuv's getpwuid_r link warning concerns code never called.
+$(BUILD)/bench/htwheel_ubench: $(UBENCH_SRCS) tools/bench/ubench/ubench.h \
+		include/uapi/linux/htwheel.h
 	@mkdir -p $(dir $@)
-	$(CC) $(USER_CFLAGS) -static -o $@ $< -lrt
+	@tools/harness.sh apt-install libuv1-dev libev-dev
+	$(CC) $(USER_CFLAGS) -static -o $@ $(UBENCH_SRCS) \
+		-l:libuv_a.a -l:libev.a -lpthread -ldl -lm -lrt
 
 bench: bench-progs
 	tools/bench/bench.sh

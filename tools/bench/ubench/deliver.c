@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Delivery to user space: timers expiring over a span, consumed through
+ * htwheel's read() (blocking, and through an eventfd in epoll) and through
+ * one timerfd each in one epoll.  Lateness comes from raw timestamps taken
+ * when a record or readiness is seen; it is computed after the window.
+ */
+#include "ubench.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/timerfd.h>
+
+/*
+ * At most 10k timers over 2 s: a load the timerfd consumer keeps up with
+ * in UML, where its read() per expiry is a ~31 us ptrace round trip (10k
+ * a second is a third of its CPU); more would measure its backlog.
+ */
+#define DELIVER_MAX	10000
+#define DELIVER_SPAN	(2 * NSEC_PER_SEC)
+#define RBATCH		4096
+/* Lateness histogram: 4 bins per octave from 1 us; bin 0 is < 1 us. */
+#define HBINS		120
+
+enum deliver_kind { D_READ, D_EVENTFD, D_TIMERFD };
+
+struct deliver {
+	enum deliver_kind kind;
+	unsigned long n;
+	const uint64_t *offset;
+	uint64_t *deadline, *seen, *late;
+	unsigned long got;
+	unsigned long hist[HBINS];
+	int fd, efd, ep, *fds;
+	struct htw_timer_entry *e;
+	struct htw_expiry *rec;
+	struct epoll_event *evs;
+};
+
+static uint64_t arm(struct deliver *d)
+{
+	/* Arming timerfds takes ~31 us each in UML: start after it. */
+	uint64_t t0 = mono() + 200 * NSEC_PER_MSEC + d->n * 100000ULL;
+	struct itimerspec its = { 0 };
+	unsigned long i;
+
+	for (i = 0; i < d->n; i++)
+		d->deadline[i] = t0 + d->offset[i];
+	if (d->kind == D_TIMERFD) {
+		for (i = 0; i < d->n; i++) {
+			its.it_value = ts_of(d->deadline[i]);
+			if (timerfd_settime(d->fds[i], TFD_TIMER_ABSTIME, &its, NULL))
+				die("timerfd_settime");
+		}
+	} else {
+		for (i = 0; i < d->n; i++)
+			d->e[i] = (struct htw_timer_entry){ .cookie = i,
+				.expires = d->deadline[i], .flags = HTW_TIMER_ABSTIME };
+		schedule_batches(d->fd, d->e, d->n, 1024);
+	}
+	return t0;
+}
+
+static unsigned long consume_wheel(struct deliver *d)
+{
+	unsigned long calls = 0, i;
+	uint64_t cnt, now;
+
+	while (d->got < d->n) {
+		ssize_t r;
+
+		if (d->kind == D_EVENTFD) {
+			struct epoll_event ev;
+
+			calls += 2;
+			if (epoll_wait(d->ep, &ev, 1, -1) < 0) {
+				if (errno == EINTR)
+					continue;
+				die("epoll_wait");
+			}
+			if (read(d->efd, &cnt, sizeof(cnt)) < 0 && errno != EAGAIN)
+				die("read eventfd");
+		}
+		do {
+			r = read(d->fd, d->rec, RBATCH * sizeof(*d->rec));
+			calls++;
+			now = mono();
+			if (r < 0) {
+				if (errno == EAGAIN || errno == EINTR)
+					break;
+				die("read htwheel");
+			}
+			for (i = 0; i < (unsigned long)r / sizeof(*d->rec); i++) {
+				d->late[d->got] = d->rec[i].deadline_ns;
+				d->seen[d->got++] = now;
+			}
+		} while (d->kind == D_EVENTFD && r == RBATCH * sizeof(*d->rec));
+	}
+	return calls;
+}
+
+static unsigned long consume_timerfd(struct deliver *d)
+{
+	unsigned long calls = 0;
+	uint64_t cnt, now;
+
+	while (d->got < d->n) {
+		int k = epoll_wait(d->ep, d->evs, RBATCH, -1), i;
+
+		calls++;
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			die("epoll_wait");
+		}
+		now = mono();
+		for (i = 0; i < k; i++) {
+			unsigned long idx = d->evs[i].data.u64;
+
+			calls++;
+			if (read(d->fds[idx], &cnt, sizeof(cnt)) != sizeof(cnt))
+				continue;
+			d->late[d->got] = d->deadline[idx];
+			d->seen[d->got++] = now;
+		}
+	}
+	return calls;
+}
+
+static void run_deliver(struct contender *c)
+{
+	struct deliver *d = c->ctx;
+	struct window win;
+	uint64_t t0;
+	unsigned long i;
+
+	d->got = 0;
+	t0 = arm(d);
+	sleep_until(t0 - 20 * NSEC_PER_MSEC);
+	window_begin(&win);
+	c->calls = d->kind == D_TIMERFD ? consume_timerfd(d) : consume_wheel(d);
+	window_end(&win);
+	c->win = win;
+	c->ops = d->got;
+	/* After the window: lateness from the raw (deadline, seen) pairs. */
+	for (i = 0; i < d->got; i++)
+		d->late[i] = d->seen[i] > d->late[i] ? d->seen[i] - d->late[i] : 0;
+	sort_u64(d->late, d->got);
+}
+
+static void hist_add(struct deliver *d)
+{
+	unsigned long i;
+
+	for (i = 0; i < d->got; i++) {
+		uint64_t us = d->late[i] / 1000;
+		unsigned int bin = 0;
+
+		/* 4 bins per octave: bin = 1 + floor(4 log2(us)), no libm needed */
+		if (us) {
+			unsigned int o = 63 - __builtin_clzll(us);
+			uint64_t base = 1ULL << o;
+
+			bin = 1 + 4 * o + (unsigned int)((us - base) * 4 / base);
+		}
+		d->hist[bin < HBINS ? bin : HBINS - 1]++;
+	}
+}
+
+static void print_lateness(const char *section, const char *kase,
+			   unsigned long n, const struct contender *c)
+{
+	static const double ps[] = { 50, 99, 99.9 };
+	struct deliver *d = c->ctx;
+	char k[256];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(ps); i++) {
+		snprintf(k, sizeof(k), "%s: lateness p%g", kase, ps[i]);
+		put_sample(section, k, n, c->who, "us", pct(d->late, d->got, ps[i]) / 1e3);
+	}
+}
+
+static void setup(struct deliver *d)
+{
+	unsigned long i;
+
+	d->deadline = xcalloc(d->n, sizeof(uint64_t));
+	d->seen = xcalloc(d->n, sizeof(uint64_t));
+	d->late = xcalloc(d->n, sizeof(uint64_t));
+	d->efd = -1;
+	d->ep = -1;
+	if (d->kind == D_TIMERFD) {
+		raise_limits(d->n);
+		d->ep = epoll_create1(EPOLL_CLOEXEC);
+		d->fds = xcalloc(d->n, sizeof(int));
+		d->evs = xcalloc(RBATCH, sizeof(*d->evs));
+		for (i = 0; i < d->n; i++) {
+			struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
+
+			d->fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+			if (d->fds[i] < 0 || epoll_ctl(d->ep, EPOLL_CTL_ADD, d->fds[i], &ev))
+				die("timerfd + epoll_ctl");
+		}
+		return;
+	}
+	d->fd = open_wheel(d->kind == D_EVENTFD ? O_NONBLOCK : 0);
+	d->e = xcalloc(d->n, sizeof(*d->e));
+	d->rec = xcalloc(RBATCH, sizeof(*d->rec));
+	if (d->kind == D_EVENTFD) {
+		struct htw_eventfd hev = { 0 };
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		d->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		d->ep = epoll_create1(EPOLL_CLOEXEC);
+		hev.fd = d->efd;
+		if (d->efd < 0 || d->ep < 0 || ioctl(d->fd, HTW_IOC_SET_EVENTFD, &hev) ||
+		    epoll_ctl(d->ep, EPOLL_CTL_ADD, d->efd, &ev))
+			die("eventfd + epoll");
+	}
+}
+
+int bench_deliver(unsigned long n)
+{
+	static const char section[] =
+		"delivery to user space: N timers due over 2 s, each expiry read";
+	struct deliver d[3] = {
+		{ .kind = D_READ }, { .kind = D_EVENTFD }, { .kind = D_TIMERFD },
+	};
+	struct contender c[3] = {
+		{ .who = "htwheel", .kase = "expiry, htwheel blocking read()" },
+		{ .who = "htwheel", .kase = "expiry, htwheel eventfd+epoll then read()" },
+		{ .who = "timerfd per timer in one epoll, read() each" },
+	};
+	unsigned long nd = n < DELIVER_MAX ? n : DELIVER_MAX, i, j;
+	uint64_t *offset = xcalloc(nd, sizeof(*offset));
+	struct htw_stats st;
+	char name[128];
+
+	meta_run("deliver");
+	if (nd < n)
+		put_meta("deliver", "%lu timers, not %lu: the timerfd consumer must keep up",
+			 nd, n);
+	for (i = 0; i < nd; i++)
+		offset[i] = rnd() % DELIVER_SPAN;
+	for (i = 0; i < 3; i++) {
+		d[i].n = nd;
+		d[i].offset = offset;
+		setup(&d[i]);
+		c[i].run = run_deliver;
+		c[i].ctx = &d[i];
+		c[i].print = print_lateness;
+	}
+	run_section(section, nd, c, 3, 0, UB_REPS);
+	/* The histogram of the last repetition of each. */
+	for (i = 0; i < 3; i++) {
+		hist_add(&d[i]);
+		snprintf(name, sizeof(name), "%s%s%s", c[i].who,
+			 c[i].kase ? ", " : "", c[i].kase ? c[i].kase : "");
+		for (j = 0; j < HBINS; j++) {
+			double lo = j ? (double)(1ULL << ((j - 1) / 4)) *
+					(1 + ((j - 1) % 4) / 4.0) : 0;
+
+			if (d[i].hist[j])
+				put_hist(name, lo, d[i].hist[j]);
+		}
+	}
+	read_wheel_stats(d[0].fd, &st);
+	put_meta("htwheel tick_ns", "%llu", (unsigned long long)st.tick_ns);
+	put_meta("htwheel kernel max lateness", "%llu ns", (unsigned long long)st.max_late_ns);
+	free(offset);
+	return 0;
+}
