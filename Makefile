@@ -139,13 +139,13 @@ Settings (make variables or the environment):
                            (default ~/.cache/htwheel)
   HTW_JOBS=N               jobs of a UML kernel build (default: all CPUs)
   HTW_SKIP_QEMU=1          `make check` without the qemu boots
-  HTW_BOOT_TIMEOUT=S       seconds before a UML boot is killed (900; fuzz 1800)
+  HTW_BOOT_TIMEOUT=S       seconds before a UML boot is killed (900; fuzz 1800; bench 2400)
   HTW_UML_MEM=SIZE         UML's memory (1G; bench 2G)
   HTW_STRESS_SECONDS=S     length of each stress test variant (2)
   HTW_QEMU_FLAVOURS        Debian kernels to boot ("amd64 rt-amd64")
   HTW_QEMU_CPUS, HTW_QEMU_MEM
                            guest CPUs (2) and MiB (1024)
-  HTW_QEMU_TIMEOUT=S       seconds before a qemu boot is killed (240; bench 300)
+  HTW_QEMU_TIMEOUT=S       seconds before a qemu boot is killed (240; bench 2400)
   HTW_QEMU_ACCEL           tcg (default) or kvm
   HTW_DEBIAN_ABI, HTW_DEBIAN_VERSION
                            pin the Debian kernel (e.g. 6.1.0-57, 6.1.192-3)
@@ -159,7 +159,10 @@ Settings (make variables or the environment):
                            counts (1000,10000,100000,1000000) of `make bench`
   HTW_BENCH_SEED           the seed of the bench's delays (a fresh random one,
                            recorded in the results)
-  HTW_BENCH_UBENCH         the htwheel_ubench commands run (sched,deliver,mem)
+  HTW_BENCH_UBENCH         the htwheel_ubench commands run
+                           (sched,rearm,deliver,mem,conn)
+  HTW_BENCH_CONN           connection counts of the idle-timeout workload
+                           (1000,100000,1000000)
   HTW_BENCH_SKIP_QEMU=1    `make bench` without the qemu boot
   HTW_QEMU_BENCH_FLAVOUR, HTW_QEMU_BENCH_N, HTW_QEMU_BENCH_SIZES
                            the same for the qemu bench boot (amd64,

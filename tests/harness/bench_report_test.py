@@ -175,6 +175,16 @@ class Report(unittest.TestCase):
         self.assertEqual(self.verdict(res, 'small'), 'MISSED (72 B > 64 B)')
         self.assertEqual(self.verdict(res, 'not huge'), 'met (72 B <= 80 B)')
 
+    def test_zero_time_is_below_the_clock_not_free(self):
+        self.add(''.join(sample(SEC, 'cpu per event', 1000, 'htwheel', 'ns', 0) +
+                         sample(SEC, 'cpu per event', 1000, 'libev', 'ns', 50)
+                         for _ in range(5)))
+        self.add(target(SEC.split(':')[0], 'cpu per event', 1000, 'libev', 'ratio>=1', 'cheap'),
+                 name='targets.txt', run=self.dir)
+        rc, out, res = self.run_report()
+        self.assertEqual(self.verdict(res, 'cheap'), "n/a (htwheel below the clock's step)")
+        self.assertNotIn('inf', out)
+
     def test_target_against_htwheel_at_base_size(self):
         self.add(''.join(sample(SEC, 'schedule+cancel', 1000000, 'htwheel', 'ns', v)
                          for v in (4, 4, 4, 4, 4)))

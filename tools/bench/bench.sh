@@ -9,7 +9,8 @@
 # Environment: HTW_BENCH_N (user-space timers, default 100000),
 # HTW_BENCH_SIZES (in-kernel pending counts, default 1000,10000,100000,1000000),
 # HTW_BENCH_SEED (the delays' seed, default a fresh random one),
-# HTW_BENCH_UBENCH (htwheel_ubench commands, default sched,deliver,mem),
+# HTW_BENCH_UBENCH (htwheel_ubench commands, default all:
+# sched,rearm,deliver,mem,conn), HTW_BENCH_CONN (conn's connection counts),
 # HTW_UML_MEM (default 2G here), HTW_BENCH_SKIP_QEMU=1 (UML only).
 # Results: build/bench/; each run directory's host.txt holds the host's
 # load and steal before and after its boot, the commit and the seed.
@@ -30,10 +31,11 @@ htw_build_modules "$(htw_kobj bench)" "$mobj" ARCH=um HTW_BENCH=1 ||
 	htw_die "module build against um-bench failed"
 
 export HTW_UML_MEM=${HTW_UML_MEM:-2G}
-export HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-900}
+export HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-2400}
 n=${HTW_BENCH_N:-100000}
 sizes=${HTW_BENCH_SIZES:-1000,10000,100000,1000000}
-ubench=${HTW_BENCH_UBENCH:-sched,deliver,mem}
+ubench=${HTW_BENCH_UBENCH:-}
+conn=${HTW_BENCH_CONN:-}
 # A fresh seed each run, so that no one draw of delays decides a verdict;
 # recorded, so that a run can be repeated.
 seed=${HTW_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
@@ -52,7 +54,7 @@ host_boot() {
 htw_log "booting um-bench (real time): in-kernel and user-space benchmarks, seed $seed"
 host_boot "$out/run-rt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 	"$out/run-rt" htw_set=rt htw_bench_mod="$mobj" htw_bench_n="$n" \
-	htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_ubench="$ubench" slab_nomerge
+	htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_ubench="$ubench" htw_bench_conn="$conn" slab_nomerge
 htw_log "booting um-bench (time-travel=inf-cpu): an idle hour"
 host_boot "$out/run-tt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 	"$out/run-tt" htw_set=tt htw_bench_mod="$mobj" htw_bench_seed="$seed" \

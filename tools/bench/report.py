@@ -151,9 +151,14 @@ class Key:
 
     def ratio(self, peer):
         h, p = self.stats('htwheel'), self.stats(peer)
-        if h is None or p is None:
+        if h is None or p is None or self.below_clock(h):
             return None
         return ratio(p['median'], h['median'])
+
+    def below_clock(self, h):
+        """A time of 0 is a clock that did not move (UML's process CPU
+        clock steps 10 ms), not a free operation: no ratio, no verdict."""
+        return h['median'] == 0 and self.unit in ('ns', 'us')
 
 
 def group(boot):
@@ -204,6 +209,8 @@ class Target:
             return 'n/a (not run)', None
         k = found[0]
         h = k.stats('htwheel')
+        if k.below_clock(h):
+            return 'n/a (htwheel below the clock\'s step)', k
         fewest = h['count']
         if self.kind == 'value':
             v = h['median']

@@ -6,8 +6,9 @@
 #
 # $htw_bench_seed seeds both producers: htwheel_bench.ko's seed= and
 # htwheel_ubench's environment HTW_BENCH_SEED.  $htw_bench_ubench lists the
-# htwheel_ubench commands run with N and the output directory
-# (comma-separated, default sched,deliver,mem).
+# htwheel_ubench commands run (comma-separated; empty: all of them), each
+# with N and the output directory, but conn, which takes its own list of
+# connection counts, $htw_bench_conn (empty: htwheel_ubench's default).
 out=$HTW_OUT
 ub=$htw_bin/bench/htwheel_ubench
 seed=${htw_bench_seed:-0}
@@ -50,9 +51,14 @@ else
 fi
 
 cd "$TMPDIR" || exit 1
-for c in $(echo "${htw_bench_ubench:-sched,deliver,mem}" | tr , ' '); do
+for c in $(echo "${htw_bench_ubench:-sched,rearm,deliver,mem,conn}" | tr , ' '); do
 	echo "htwheel: user-space bench: $c"
-	"$ub" "$c" "$htw_bench_n" "$out" >"$out/ubench-$c.txt" 2>>"$out/errors" ||
+	if [ "$c" = conn ]; then
+		set -- ${htw_bench_conn:+"$htw_bench_conn"}
+	else
+		set -- "$htw_bench_n" "$out"
+	fi
+	"$ub" "$c" "$@" >"$out/ubench-$c.txt" 2>>"$out/errors" ||
 		fail "htwheel_ubench $c failed"
 done
 echo "htwheel: user-space bench: idle"

@@ -12,7 +12,7 @@
  *
  * Output: the lines of the bench format (sample, meta, hist) for
  * tools/bench/report.py.  It measures and prints; it never judges.
- * HTW_UBENCH_SEED sets the generator's seed (printed as meta).
+ * HTW_BENCH_SEED sets the generator's seed (printed as meta).
  */
 #include "ubench.h"
 
@@ -24,7 +24,7 @@ int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
 	const char *arg = argc > 2 ? argv[2] : NULL;
-	const char *seed = getenv("HTW_UBENCH_SEED");
+	const char *seed = getenv("HTW_BENCH_SEED");
 	unsigned long n = arg ? strtoul(arg, NULL, 0) : 100000;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
