@@ -119,17 +119,21 @@ void put_hist(const char *name, double bin_lo_us, unsigned long count)
 	printf("hist\t%s\t%.6g\t%lu\n", name, bin_lo_us, count);
 }
 
+#define CPU_STEP_SPINS	100000
+
 /*
  * The smallest advance of the process CPU clock, spinning: UML's moves in
- * jiffies although clock_getres() says 1 ns.
+ * jiffies although clock_getres() says 1 ns.  Bounded, because under UML
+ * time travel (inf-cpu) no CPU time ever passes; 0: it did not move.
  */
 static uint64_t cpu_step(void)
 {
-	uint64_t a = cpu_now(), b, c;
+	uint64_t a = cpu_now(), b = a, c = a;
+	unsigned long spins = 0;
 
-	while ((b = cpu_now()) == a)
+	while ((b = cpu_now()) == a && ++spins < CPU_STEP_SPINS)
 		;
-	while ((c = cpu_now()) == b)
+	while ((c = cpu_now()) == b && ++spins < CPU_STEP_SPINS)
 		;
 	return c - b;
 }
