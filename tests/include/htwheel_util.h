@@ -135,7 +135,7 @@ static inline int htw_test_is_uml(void)
 	if (!f)
 		return 0;
 	while (!uml && fgets(line, sizeof(line), f))
-		uml = strstr(line, "User Mode Linux") != NULL;
+		uml = !!strstr(line, "User Mode Linux");
 	fclose(f);
 	return uml;
 }

@@ -23,7 +23,7 @@ userprogs: $(BENCH_PROGS)
 # Debian's libuv1-dev (libuv_a.a) and libev-dev (libev.a) are linked in,
 # since the program runs in UML's and qemu's initramfs, where no shared
 # library is.  libuv's getpwuid_r link warning concerns code never called.
-$(BUILD)/bench/htwheel_ubench: $(UBENCH_SRCS) tools/bench/ubench/ubench.h \
+$(BUILD)/bench/htwheel_ubench: $(UBENCH_SRCS) $(wildcard tools/bench/ubench/*.h) \
 		include/uapi/linux/htwheel.h
 	@mkdir -p $(dir $@)
 	@tools/harness.sh apt-install libuv1-dev libev-dev

@@ -5,6 +5,7 @@
  * htwheel has no modify operation: its way is cancel + schedule, one
  * timer per ioctl pair or batched as an event loop flushes its changes.
  */
+#include "peers.h"
 #include "ubench.h"
 
 #include <signal.h>
@@ -12,8 +13,6 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
-#include <uv.h>
-#include <ev.h>
 
 /* Re-arms per window: enough for the CPU clock, bounded for UML's syscalls. */
 #define REARM_MAX	10000
@@ -58,18 +57,6 @@ static uint64_t rearm_delay(void)
 	unsigned int e = 40 + rnd() % 2;
 
 	return (1ULL << e) + (rnd() & ((1ULL << e) - 1));
-}
-
-static void uv_never(uv_timer_t *t)
-{
-	(void)t;
-}
-
-static void ev_never(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)w;
-	(void)revents;
 }
 
 static unsigned long wheel_move(struct rearm_ctx *r, struct rearm_impl *m,

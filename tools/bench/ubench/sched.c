@@ -4,6 +4,7 @@
  * API side by side: htwheel batched 1, 64 and 1024 per ioctl, timerfd,
  * POSIX timers, libuv and libev, the same N and the same delays.
  */
+#include "peers.h"
 #include "ubench.h"
 
 #include <signal.h>
@@ -11,8 +12,6 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
-#include <uv.h>
-#include <ev.h>
 
 struct sched_ctx {
 	unsigned long n;
@@ -31,18 +30,6 @@ struct wheel_ctx {
 	unsigned long batch;
 	int fd;
 };
-
-static void uv_never(uv_timer_t *t)
-{
-	(void)t;
-}
-
-static void ev_never(struct ev_loop *loop, ev_timer *w, int revents)
-{
-	(void)loop;
-	(void)w;
-	(void)revents;
-}
 
 static void run_wheel(struct contender *c)
 {
