@@ -195,6 +195,8 @@ struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 void htw_wheel_free(struct htw_wheel *w);
 int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 		  u64 *handle, u64 *point);
+enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
+				     u64 deadline, unsigned int flags, u64 *point);
 u64 htw_wheel_place(struct htw_wheel *w, struct htw_timer *t, u64 from);
 unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
 			   struct hlist_head *list, unsigned int max,

@@ -293,6 +293,20 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_schedule);
 
+enum htw_rearm_status htw_wheel_rearm(struct htw_wheel *wheel, u64 handle,
+				      u64 deadline_ns, unsigned int flags)
+{
+	enum htw_rearm_status ret;
+	u64 point;
+
+	ret = htw_wheel_move(wheel, handle, deadline_ns, flags, &point);
+	/* After the smp_mb() of the move, as for a schedule. */
+	if (point < READ_ONCE(wheel->armed_tick))
+		htw_arm_at_most(wheel, point);
+	return ret;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_rearm);
+
 void htw_wheel_consume_ready(struct htw_wheel *wheel,
 			     const struct htw_wheel_expiry *recs, size_t n)
 {

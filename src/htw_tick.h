@@ -32,6 +32,27 @@ void htw_wheel_destroy(struct htw_wheel *wheel);
 int htw_wheel_schedule(struct htw_wheel *wheel,
 		       const struct htw_timer_spec *spec, u64 *handle);
 
+/*
+ * Move the timer @handle to the absolute @deadline_ns, keeping its handle,
+ * cookie, period and slack, whether or not it already expired (the kernel's
+ * mod_timer()).  A periodic timer's next expiry is @deadline_ns and its
+ * later ones follow from there.  Returns
+ *   HTW_WHEEL_REARM_PENDING: it was pending; now it is due at @deadline_ns;
+ *   HTW_WHEEL_REARM_QUEUED:  it expired and its record is queued; nothing
+ *			      changed (without HTW_WHEEL_REARM_WITHDRAW);
+ *   HTW_WHEEL_REARM_FIRED:   with HTW_WHEEL_REARM_WITHDRAW, that record
+ *			      was taken off the ready queue (it will not be
+ *			      delivered) and the timer is pending again;
+ *   HTW_WHEEL_REARM_UNKNOWN: no such timer (also a cancelled periodic one
+ *			      whose last record is queued); nothing changed.
+ * Without the flag it takes only bucket locks and never waits for a
+ * reader; with it the caller serialises the call with peek/consume pairs
+ * and drains (the device holds its per-fd mutex), as those walk the ready
+ * queue.  Process context; never sleeps.
+ */
+enum htw_rearm_status htw_wheel_rearm(struct htw_wheel *wheel, u64 handle,
+				      u64 deadline_ns, unsigned int flags);
+
 /* The second phase of a read: see htw_wheel_peek_ready(). */
 void htw_wheel_consume_ready(struct htw_wheel *wheel,
 			     const struct htw_wheel_expiry *recs, size_t n);

@@ -468,6 +468,185 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_unschedule);
 
+/* ---- re-arm ---- */
+
+/* The result of one attempt: a status, or look again. */
+#define HTW_MOVE_RETRY	(-1)
+
+/*
+ * Change a pending timer's deadline within its bucket: the bucket a
+ * placement from @horizon gives is the one it is in.
+ */
+static int htw_move_within(struct htw_wheel *w, struct htw_timer *t, u64 handle,
+			   u32 where, u8 shift, u64 deadline, u64 expires)
+{
+	struct htw_bucket *bk = &w->buckets[where & HTW_WHERE_BUCKET_MASK];
+	int ret = HTW_MOVE_RETRY;
+
+	spin_lock_bh(&bk->lock);
+	if (htw_timer_is(t, handle, where) && t->slack_shift == shift) {
+		t->deadline_ns = deadline;
+		t->expires = expires;
+		ret = HTW_WHEEL_REARM_PENDING;
+	}
+	spin_unlock_bh(&bk->lock);
+	return ret;
+}
+
+/*
+ * Move a pending timer from bucket @from to bucket @to.  It is in neither
+ * while it moves, so both locks are held, lower bucket first (the only
+ * place two bucket locks nest): cancel and the tick, which take one, find
+ * it in one bucket or the other, never between.
+ */
+static int htw_move_between(struct htw_wheel *w, struct htw_timer *t, u64 handle,
+			    u32 where, u32 to, u8 shift, u64 deadline, u64 expires)
+{
+	u32 from = where & HTW_WHERE_BUCKET_MASK;
+	struct htw_bucket *lo = &w->buckets[min(from, to)];
+	struct htw_bucket *hi = &w->buckets[max(from, to)];
+	int ret = HTW_MOVE_RETRY;
+
+	spin_lock_bh(&lo->lock);
+	spin_lock_nested(&hi->lock, SINGLE_DEPTH_NESTING);
+	if (htw_timer_is(t, handle, where) && t->slack_shift == shift) {
+		htw_unlink_locked(w, from, t);
+		t->deadline_ns = deadline;
+		t->expires = expires;
+		htw_link_locked(w, to, t);
+		ret = HTW_WHEEL_REARM_PENDING;
+	}
+	spin_unlock(&hi->lock);
+	spin_unlock_bh(&lo->lock);
+	return ret;
+}
+
+/*
+ * Re-arm a pending timer without tick_lock, placing it relative to the
+ * published horizon as insertion does (THE SCHEDULE/TICK RACE at struct
+ * htw_wheel, and the same slow path when the horizon moved).  The slack
+ * is read before the lock that makes it stable, so it is checked again
+ * under that lock.
+ */
+static int htw_move_pending(struct htw_wheel *w, struct htw_timer *t, u64 handle,
+			    u32 where, u64 deadline, u64 *point)
+{
+	u8 shift = READ_ONCE(t->slack_shift);
+	u64 horizon, expires;
+	u32 to;
+	int ret;
+
+	if ((where & HTW_WHERE_BUCKET_MASK) >= htw_grid_buckets(&w->grid))
+		return HTW_MOVE_RETRY;	/* another wheel's object: look again */
+	expires = htw_grid_expiry_tick(&w->grid, deadline, shift);
+	horizon = READ_ONCE(w->horizon);
+	to = htw_grid_place(&w->grid, expires, horizon, point);
+	if (to == (where & HTW_WHERE_BUCKET_MASK))
+		ret = htw_move_within(w, t, handle, where, shift, deadline, expires);
+	else
+		ret = htw_move_between(w, t, handle, where, to, shift, deadline,
+				       expires);
+	if (ret != HTW_WHEEL_REARM_PENDING)
+		return ret;
+	/* Pairs with smp_mb() in htw_advance(), as in htw_insert(). */
+	smp_mb();
+	if (READ_ONCE(w->horizon) != horizon)
+		*point = htw_replace_slow(w, t, handle, to, *point);
+	return ret;
+}
+
+/* Take @t off the ready queue; the caller then owns it (HTW_TRANSIT). */
+static void htw_ready_unlink_locked(struct htw_wheel *w, struct htw_timer *t)
+{
+	lockdep_assert_held(&w->tick_lock);
+	lockdep_assert_held(&w->ready_lock);
+	if (w->ready_tail == t)
+		w->ready_tail = t->node.pprev == &w->ready_head.first ? NULL :
+			container_of(t->node.pprev, struct htw_timer, node.next);
+	hlist_del(&t->node);
+	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
+	atomic64_dec(&w->nready);
+}
+
+/*
+ * Re-arm an expired timer whose record is queued: withdraw the record and
+ * place the timer again relative to @clk under tick_lock, as consume puts
+ * a periodic timer back.  The caller serialises this with peek/consume
+ * and drains, the other walkers of the ready queue.
+ */
+static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
+			  u64 deadline, unsigned int flags, u64 *point)
+{
+	int ret = HTW_MOVE_RETRY;
+
+	spin_lock_bh(&w->tick_lock);
+	spin_lock(&w->ready_lock);
+	if (htw_timer_is(t, handle, htw_where(HTW_READY, 0))) {
+		if (t->flags & HTW_TF_CANCELLED)
+			ret = HTW_WHEEL_REARM_UNKNOWN;
+		else if (!(flags & HTW_WHEEL_REARM_WITHDRAW))
+			ret = HTW_WHEEL_REARM_QUEUED;
+		else
+			ret = HTW_WHEEL_REARM_FIRED;
+		if (ret == HTW_WHEEL_REARM_FIRED)
+			htw_ready_unlink_locked(w, t);
+	}
+	spin_unlock(&w->ready_lock);
+	if (ret == HTW_WHEEL_REARM_FIRED) {
+		if (!t->period_ns)
+			atomic64_inc(&w->pending);	/* periodic ones still are */
+		t->deadline_ns = deadline;
+		t->expires = htw_grid_expiry_tick(&w->grid, deadline, t->slack_shift);
+		*point = htw_wheel_place(w, t, w->clk);
+	}
+	spin_unlock_bh(&w->tick_lock);
+	return ret;
+}
+
+/*
+ * htw_wheel_rearm() without the arming: *@point is where the hrtimer must
+ * fire by for the moved timer (U64_MAX: nothing to do).
+ */
+enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
+				     u64 deadline, unsigned int flags, u64 *point)
+{
+	int ret = HTW_WHEEL_REARM_UNKNOWN;
+	struct htw_timer *t;
+	u32 where;
+
+	*point = U64_MAX;
+	rcu_read_lock();
+	for (;;) {
+		t = htw_handle_lookup(&w->handles, handle);
+		if (!t || READ_ONCE(t->handle) != handle)
+			break;
+		/* The identity before the place; see htw_timer_is(). */
+		smp_rmb();
+		where = READ_ONCE(t->where);
+		switch (htw_where_state(where)) {
+		case HTW_PENDING:
+			ret = htw_move_pending(w, t, handle, where, deadline, point);
+			break;
+		case HTW_READY:
+			ret = htw_move_ready(w, t, handle, deadline, flags, point);
+			break;
+		case HTW_TRANSIT:
+			/* As in htw_wheel_cancel(): wait for that batch. */
+			spin_lock_bh(&w->tick_lock);
+			spin_unlock_bh(&w->tick_lock);
+			ret = HTW_MOVE_RETRY;
+			break;
+		default:
+			ret = HTW_WHEEL_REARM_UNKNOWN;
+			break;
+		}
+		if (ret != HTW_MOVE_RETRY)
+			break;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
 /* ---- ready queue ---- */
 
 /* Called by the tick, which owns @t, with no other wheel lock. */

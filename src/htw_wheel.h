@@ -57,6 +57,17 @@ enum htw_cancel_status {
 	HTW_WHEEL_CANCEL_UNKNOWN = 2,	/* no such timer: stale, foreign or garbage */
 };
 
+/* Results of htw_wheel_rearm() (htw_tick.h). */
+enum htw_rearm_status {
+	HTW_WHEEL_REARM_PENDING = 0,	/* was pending; moved */
+	HTW_WHEEL_REARM_FIRED = 1,	/* record withdrawn; pending again */
+	HTW_WHEEL_REARM_UNKNOWN = 2,	/* no such timer; nothing changed */
+	HTW_WHEEL_REARM_QUEUED = 3,	/* record queued; nothing changed */
+};
+
+/* htw_wheel_rearm() flags */
+#define HTW_WHEEL_REARM_WITHDRAW	0x1	/* may take a queued record back */
+
 struct htw_wheel_stats {
 	u64 pending;		/* scheduled, not yet expired */
 	u64 ready;		/* expired, record not yet taken */
@@ -119,7 +130,8 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle);
  * htw_wheel_peek_ready() describes up to @max records at the head of the
  * ready queue without removing them; htw_wheel_consume_ready() (htw_tick.h)
  * then removes the first @n of those (after the copy succeeded).  Records
- * leave the ready queue only through consume (or destroy), and the tick
+ * leave the ready queue only through consume, destroy, and a re-arm with
+ * HTW_WHEEL_REARM_WITHDRAW (serialised like a pair), and the tick
  * only appends or adds overruns, so a peek/consume pair sees the same head
  * provided the caller serialises its pairs (the device holds a per-fd
  * mutex).  Overruns that accrue between peek and consume stay queued for

@@ -154,6 +154,48 @@ struct htw_cancel {
 	__u64 reserved[3];
 };
 
+/* struct htw_rearm_entry results */
+#define HTW_REARMED		0	/* was pending; now due at the new time */
+#define HTW_REARM_FIRED		1	/* had expired, record unread: the record
+					 * is withdrawn, the timer pending again */
+#define HTW_REARM_UNKNOWN	2	/* no such timer on this file; nothing done */
+
+/**
+ * struct htw_rearm_entry - one timer to move to a new expiry time
+ * @handle:  in: a handle from HTW_IOC_SCHEDULE
+ * @expires: in: delay from now, or with HTW_TIMER_ABSTIME a deadline, as
+ *           in struct htw_timer_entry
+ * @flags:   in: HTW_TIMER_ABSTIME or 0
+ * @result:  out: HTW_REARMED, HTW_REARM_FIRED or HTW_REARM_UNKNOWN
+ *
+ * The timer keeps its handle, cookie, period and slack.  A periodic
+ * timer's next expiry is the new time; later ones follow from it.
+ */
+struct htw_rearm_entry {
+	__u64 handle;
+	__u64 expires;
+	__u32 flags;
+	__u32 result;
+};
+
+/**
+ * struct htw_rearm - re-arm a batch of timers in place (HTW_IOC_REARM)
+ * @entries:  user pointer to @count struct htw_rearm_entry
+ * @count:    1 .. HTW_BATCH_MAX
+ * @flags:    must be 0
+ * @rearmed:  out: entries whose result is HTW_REARMED (were pending)
+ * @pad:      must be 0
+ * @reserved: must be 0
+ */
+struct htw_rearm {
+	__u64 entries;
+	__u32 count;
+	__u32 flags;
+	__u32 rearmed;
+	__u32 pad;
+	__u64 reserved[3];
+};
+
 /**
  * struct htw_unexpired - a timer that never ran, from HTW_IOC_DRAIN
  * @cookie:       the timer's cookie
@@ -272,5 +314,6 @@ struct htw_expiry {
 #define HTW_IOC_DRAIN		_IOWR(HTW_IOC_MAGIC, 0x04, struct htw_drain)
 #define HTW_IOC_STATS		_IOWR(HTW_IOC_MAGIC, 0x05, struct htw_stats)
 #define HTW_IOC_SET_EVENTFD	_IOW(HTW_IOC_MAGIC, 0x06, struct htw_eventfd)
+#define HTW_IOC_REARM		_IOWR(HTW_IOC_MAGIC, 0x07, struct htw_rearm)
 
 #endif /* _UAPI_LINUX_HTWHEEL_H */
