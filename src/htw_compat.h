@@ -70,27 +70,4 @@ static inline void htw_eventfd_signal(struct eventfd_ctx *ctx)
 #endif
 }
 
-/*
- * A SLAB_TYPESAFE_BY_RCU cache normally keeps its free pointer after each
- * object (the object may be read after free).  From 6.12 on it can live
- * at @freeptr inside the object, a field no lockless reader looks at:
- * eight bytes less per object.
- */
-static inline struct kmem_cache *htw_cache_create_rcu(const char *name,
-						      unsigned int size,
-						      unsigned int freeptr,
-						      slab_flags_t flags)
-{
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
-	struct kmem_cache_args args = {
-		.freeptr_offset = freeptr,
-		.use_freeptr_offset = true,
-	};
-
-	return kmem_cache_create(name, size, &args, flags | SLAB_TYPESAFE_BY_RCU);
-#else
-	return kmem_cache_create(name, size, 0, flags | SLAB_TYPESAFE_BY_RCU, NULL);
-#endif
-}
-
 #endif /* _HTW_COMPAT_H */

@@ -1,38 +1,47 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * htwheel handle table: ids with generations, a FIFO free list, chunks
- * allocated on demand, lockless lookups.  See htw_handles.h.
+ * htwheel handle table: ids with generations, a FIFO free list kept in
+ * the free objects' handle words, chunks of objects allocated on demand,
+ * lockless lookups.  See htw_handles.h.
  */
-#include <linux/slab.h>
+#include <linux/err.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
 
 #include "htw_compat.h"
 #include "htw_handles.h"
 #include "htw_test_hooks.h"
 
-static atomic64_t *htw_id_entry(struct htw_handles *h, u32 id)
+static void *htw_id_object(struct htw_handles *h, u32 id)
 {
-	atomic64_t *chunk;
+	void *chunk;
 
-	if (id >= (u64)h->nchunks * HTW_IDS_PER_CHUNK)
+	if (id >= h->nchunks * HTW_IDS_PER_CHUNK)
 		return NULL;
-	/* Pairs with the release in htw_handles_grow(): entries initialised. */
+	/* Pairs with the release in htw_handles_grow(): the chunk is zeroed. */
 	chunk = smp_load_acquire(&h->dir[id / HTW_IDS_PER_CHUNK]);
-	return chunk ? &chunk[id % HTW_IDS_PER_CHUNK] : NULL;
+	return chunk ? chunk + ((size_t)(id % HTW_IDS_PER_CHUNK) << h->obj_shift) :
+		       NULL;
 }
 
-static u64 htw_id_free_entry(u64 gen, u32 next)
+static u64 *htw_word(const struct htw_handles *h, void *obj)
+{
+	return obj + h->word_off;
+}
+
+static u64 htw_free_word(u64 gen, u32 next)
 {
 	return gen << (HTW_ID_BITS + 2) | (u64)next << 1 | 1;
 }
 
-static u64 htw_id_entry_gen(u64 entry)
+static u64 htw_free_word_gen(u64 word)
 {
-	return entry >> (HTW_ID_BITS + 2);
+	return word >> (HTW_ID_BITS + 2);
 }
 
-static u32 htw_id_entry_next(u64 entry)
+static u32 htw_free_word_next(u64 word)
 {
-	return (entry >> 1) & HTW_ID_NONE;
+	return (word >> 1) & HTW_ID_NONE;
 }
 
 static u64 htw_handle_make(const struct htw_handles *h, u32 id, u64 gen)
@@ -40,27 +49,32 @@ static u64 htw_handle_make(const struct htw_handles *h, u32 id, u64 gen)
 	return (gen << HTW_ID_BITS | id) ^ h->key;
 }
 
-/* Append the chain first..last, already linked through its entries. */
+static void htw_set_word(struct htw_handles *h, void *obj, u64 word)
+{
+	WRITE_ONCE(*htw_word(h, obj), word);
+}
+
+/* Append the chain first..last, already linked through its words. */
 static void htw_free_append_locked(struct htw_handles *h, u32 first, u32 last)
 {
-	atomic64_t *tail;
-	u64 entry;
+	void *tail;
+	u64 word;
 
 	lockdep_assert_held(&h->lock);
 	if (h->tail == HTW_ID_NONE) {
 		h->head = first;
 	} else {
-		tail = htw_id_entry(h, h->tail);
-		entry = atomic64_read(tail);
-		atomic64_set(tail, htw_id_free_entry(htw_id_entry_gen(entry), first));
+		tail = htw_id_object(h, h->tail);
+		word = READ_ONCE(*htw_word(h, tail));
+		htw_set_word(h, tail, htw_free_word(htw_free_word_gen(word), first));
 	}
 	h->tail = last;
 }
 
 static int htw_handles_grow(struct htw_handles *h)
 {
-	atomic64_t *chunk;
 	u32 i, first;
+	void *chunk;
 	int ret = 0;
 
 	mutex_lock(&h->grow_lock);
@@ -70,8 +84,7 @@ static int htw_handles_grow(struct htw_handles *h)
 		ret = -ENOSPC;
 		goto out;
 	}
-	chunk = kmalloc_array(HTW_IDS_PER_CHUNK, sizeof(*chunk),
-			      GFP_KERNEL_ACCOUNT);
+	chunk = kmem_cache_zalloc(h->chunks, GFP_KERNEL_ACCOUNT);
 	if (!chunk) {
 		ret = -ENOMEM;
 		goto out;
@@ -79,9 +92,10 @@ static int htw_handles_grow(struct htw_handles *h)
 	first = h->used_chunks * HTW_IDS_PER_CHUNK;
 	/* Generation 0 is never handed out. */
 	for (i = 0; i < HTW_IDS_PER_CHUNK; i++)
-		atomic64_set(&chunk[i], htw_id_free_entry(1, i + 1 < HTW_IDS_PER_CHUNK ?
-							   first + i + 1 : HTW_ID_NONE));
-	/* Entries before the pointer: lookups may race with growth. */
+		*htw_word(h, chunk + ((size_t)i << h->obj_shift)) =
+			htw_free_word(1, i + 1 < HTW_IDS_PER_CHUNK ?
+					 first + i + 1 : HTW_ID_NONE);
+	/* Objects before the pointer: lookups may race with growth. */
 	smp_store_release(&h->dir[h->used_chunks], chunk);
 	h->used_chunks++;
 	spin_lock(&h->lock);
@@ -92,59 +106,66 @@ out:
 	return ret;
 }
 
-int htw_handle_get(struct htw_handles *h, u64 *handle)
+/* Pop the head of the free list; the caller holds @lock and saw one. */
+static void *htw_free_pop_locked(struct htw_handles *h, u64 *handle)
 {
-	u64 entry;
-	u32 id;
+	u32 id = h->head;
+	void *obj = htw_id_object(h, id);
+	u64 word = READ_ONCE(*htw_word(h, obj));
+
+	lockdep_assert_held(&h->lock);
+	h->head = htw_free_word_next(word);
+	if (h->head == HTW_ID_NONE)
+		h->tail = HTW_ID_NONE;
+	h->used++;
+	*handle = htw_handle_make(h, id, htw_free_word_gen(word));
+	htw_set_word(h, obj, *handle);
+	return obj;
+}
+
+void *htw_handle_get(struct htw_handles *h, u64 *handle)
+{
+	void *obj;
 	int ret;
 
 	might_sleep();
 	for (;;) {
 		spin_lock(&h->lock);
+		if (h->used >= h->capacity) {
+			spin_unlock(&h->lock);
+			return ERR_PTR(-ENOSPC);
+		}
 		if (h->head != HTW_ID_NONE)
 			break;
 		spin_unlock(&h->lock);
 		ret = htw_handles_grow(h);
 		if (ret)
-			return ret;
+			return ERR_PTR(ret);
 	}
-	id = h->head;
-	entry = atomic64_read(htw_id_entry(h, id));
-	h->head = htw_id_entry_next(entry);
-	if (h->head == HTW_ID_NONE)
-		h->tail = HTW_ID_NONE;
+	obj = htw_free_pop_locked(h, handle);
 	spin_unlock(&h->lock);
-	*handle = htw_handle_make(h, id, htw_id_entry_gen(entry));
-	return 0;
+	return obj;
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_get);
 
-void htw_handle_set(struct htw_handles *h, u64 handle, void *obj)
-{
-	/* @obj's fields first: lookups may dereference it once it is set. */
-	smp_wmb();
-	atomic64_set(htw_id_entry(h, (handle ^ h->key) & HTW_ID_MASK),
-		     (u64)(uintptr_t)obj);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_set);
-
 /*
- * An id whose generations are used up is retired: its entry stays free
+ * An id whose generations are used up is retired: its object stays free
  * but off the list, so no handle is ever issued twice.
  */
-void htw_handle_put(struct htw_handles *h, u64 handle)
+void htw_handle_put(struct htw_handles *h, void *obj)
 {
-	u64 raw = handle ^ h->key, gen = raw >> HTW_ID_BITS;
+	u64 raw = READ_ONCE(*htw_word(h, obj)) ^ h->key;
+	u64 gen = raw >> HTW_ID_BITS;
 	u32 id = raw & HTW_ID_MASK;
-	atomic64_t *slot = htw_id_entry(h, id);
 
-	if (gen >= HTW_GEN_MAX) {
-		atomic64_set(slot, htw_id_free_entry(0, HTW_ID_NONE));
-		return;
-	}
 	spin_lock(&h->lock);
-	atomic64_set(slot, htw_id_free_entry(gen + 1, HTW_ID_NONE));
-	htw_free_append_locked(h, id, id);
+	h->used--;
+	if (gen >= HTW_GEN_MAX) {
+		htw_set_word(h, obj, htw_free_word(0, HTW_ID_NONE));
+	} else {
+		htw_set_word(h, obj, htw_free_word(gen + 1, HTW_ID_NONE));
+		htw_free_append_locked(h, id, id);
+	}
 	spin_unlock(&h->lock);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_put);
@@ -162,19 +183,12 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_decode);
 
 void *htw_handle_lookup(struct htw_handles *h, u64 handle)
 {
-	atomic64_t *slot;
-	u64 entry, gen;
+	u64 gen;
 	u32 id;
 
 	if (!htw_handle_decode(h, handle, &id, &gen))
 		return NULL;
-	slot = htw_id_entry(h, id);
-	if (!slot)
-		return NULL;
-	entry = atomic64_read(slot);
-	if (entry & 1)
-		return NULL;
-	return (void *)(uintptr_t)entry;
+	return htw_id_object(h, id);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_lookup);
 
@@ -185,16 +199,37 @@ static u32 htw_handles_nchunks(u64 capacity)
 
 size_t htw_handles_footprint(u64 capacity)
 {
-	return htw_handles_nchunks(capacity) * sizeof(atomic64_t *);
+	return htw_handles_nchunks(capacity) * sizeof(void *);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_footprint);
 
-int htw_handles_init(struct htw_handles *h, u64 capacity, u64 key)
+size_t htw_handles_chunk_bytes(struct htw_handles *h)
+{
+	u32 chunks;
+
+	mutex_lock(&h->grow_lock);
+	chunks = h->used_chunks;
+	mutex_unlock(&h->grow_lock);
+	return ((size_t)chunks * HTW_IDS_PER_CHUNK) << h->obj_shift;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_chunk_bytes);
+
+int htw_handles_init(struct htw_handles *h, u64 capacity, u64 key,
+		     size_t size, size_t word_off, struct kmem_cache *chunks)
 {
 	BUILD_BUG_ON(HTW_ID_BITS + HTW_GEN_BITS > 63);
 	BUILD_BUG_ON(HTW_ID_BITS + 2 + HTW_GEN_BITS != 64);
+	h->dir = NULL;
+	if (!capacity || capacity > BIT_ULL(HTW_ID_BITS) || !is_power_of_2(size) ||
+	    size < sizeof(u64) || word_off % sizeof(u64) || word_off >= size ||
+	    kmem_cache_size(chunks) < HTW_IDS_PER_CHUNK * size)
+		return -EINVAL;
+	h->chunks = chunks;
 	h->key = key | HTW_HANDLE_KEY_TOP;
 	h->nchunks = htw_handles_nchunks(capacity);
+	h->capacity = capacity;
+	h->obj_shift = ilog2(size);
+	h->word_off = word_off;
 	h->dir = kvcalloc(h->nchunks, sizeof(*h->dir), GFP_KERNEL_ACCOUNT);
 	if (!h->dir)
 		return -ENOMEM;
@@ -203,6 +238,7 @@ int htw_handles_init(struct htw_handles *h, u64 capacity, u64 key)
 	spin_lock_init(&h->lock);
 	h->head = HTW_ID_NONE;
 	h->tail = HTW_ID_NONE;
+	h->used = 0;
 	return 0;
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_init);
@@ -214,7 +250,7 @@ void htw_handles_destroy(struct htw_handles *h)
 	if (!h->dir)
 		return;
 	for (i = 0; i < h->used_chunks; i++)
-		kfree(h->dir[i]);
+		kmem_cache_free(h->chunks, h->dir[i]);
 	kvfree(h->dir);
 	h->dir = NULL;
 	mutex_destroy(&h->grow_lock);
@@ -228,13 +264,15 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_destroy);
  */
 void htw_handles_age(struct htw_handles *h, u64 gen)
 {
-	atomic64_t *slot;
+	void *obj;
 	u32 id;
 
 	spin_lock(&h->lock);
-	for (id = h->head; id != HTW_ID_NONE; id = htw_id_entry_next(atomic64_read(slot))) {
-		slot = htw_id_entry(h, id);
-		atomic64_set(slot, htw_id_free_entry(gen, htw_id_entry_next(atomic64_read(slot))));
+	for (id = h->head; id != HTW_ID_NONE;
+	     id = htw_free_word_next(READ_ONCE(*htw_word(h, obj)))) {
+		obj = htw_id_object(h, id);
+		htw_set_word(h, obj, htw_free_word(gen,
+				htw_free_word_next(READ_ONCE(*htw_word(h, obj)))));
 	}
 	spin_unlock(&h->lock);
 }

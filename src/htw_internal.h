@@ -175,7 +175,6 @@ struct htw_wheel {
 	unsigned long *occupied;	/* one bit per bucket, under its lock */
 	struct htw_handles handles;	/* its own locks: htw_handles.h */
 
-	atomic64_t live;	/* allocated timers, for max_pending */
 	atomic64_t pending;
 	atomic64_t nready;
 	atomic64_t scheduled;
@@ -201,7 +200,8 @@ u64 htw_wheel_place(struct htw_wheel *w, struct htw_timer *t, u64 from);
 unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
 			   struct hlist_head *list, unsigned int max,
 			   enum htw_state state);
-void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *t);
+void htw_enqueue_ready(struct htw_wheel *w, struct hlist_head *list,
+		       struct htw_timer *last, unsigned int n);
 u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
 		       size_t n, struct hlist_head *done);
 void htw_free_list(struct htw_wheel *w, struct hlist_head *list);

@@ -82,14 +82,36 @@ static void htw_account_lateness(struct htw_wheel *w, u64 late)
 	w->max_late_ns = max(w->max_late_ns, late);
 }
 
-static void htw_fire(struct htw_wheel *w, struct htw_timer *t, u64 now_ns)
+/*
+ * The timers of one visit that fire, in the order they are met, for one
+ * append to the ready queue; the counters go to the wheel at once too.
+ */
+struct htw_fired {
+	struct hlist_head list;
+	struct htw_timer *last;
+	unsigned int n;
+	unsigned int oneshots;
+};
+
+static void htw_fire(struct htw_wheel *w, struct htw_fired *f,
+		     struct htw_timer *t, u64 now_ns)
 {
 	htw_account_lateness(w, now_ns - t->deadline_ns);
 	t->fired_ns = now_ns;
-	if (!t->period_ns)
-		atomic64_dec(&w->pending);	/* periodic ones come back */
-	atomic64_inc(&w->fired);
-	htw_enqueue_ready(w, t);
+	f->oneshots += !t->period_ns;	/* periodic ones come back */
+	/* @t's links still point into the list it was taken with. */
+	t->node.next = NULL;
+	t->node.pprev = f->last ? &f->last->node.next : &f->list.first;
+	*t->node.pprev = &t->node;
+	f->last = t;
+	f->n++;
+}
+
+static void htw_fired_commit(struct htw_wheel *w, struct htw_fired *f)
+{
+	atomic64_sub(f->oneshots, &w->pending);
+	atomic64_add(f->n, &w->fired);
+	htw_enqueue_ready(w, &f->list, f->last, f->n);
 }
 
 /*
@@ -97,31 +119,31 @@ static void htw_fire(struct htw_wheel *w, struct htw_timer *t, u64 now_ns)
  * those due (expires <= tick) and place the others again relative to
  * @tick, which moves them to a finer level or, if an earlier placement
  * shared this bucket index, just to where they belong (never back into
- * this bucket: see struct htw_wheel).  One bucket lock at a time.
- * Returns the number fired.
+ * this bucket: see struct htw_wheel).  One bucket lock at a time; the due
+ * ones go to the ready queue in one append.  Returns the number fired.
  */
 static unsigned int htw_visit_bucket(struct htw_wheel *w, u32 bucket,
 				     u64 tick, u64 now_ns, unsigned int *budget)
 {
+	struct htw_fired f = { .list = HLIST_HEAD_INIT };
 	bool cascading = bucket >= w->grid.slots;
 	struct hlist_node *tmp;
 	struct htw_timer *t;
-	unsigned int fired = 0;
 	HLIST_HEAD(list);
 
 	*budget -= htw_take_some(w, bucket, &list, *budget, HTW_TRANSIT);
+	/* Each timer is relinked as it is met: no hlist_del() needed. */
 	hlist_for_each_entry_safe(t, tmp, &list, node) {
-		hlist_del(&t->node);
 		if (t->expires <= tick) {
-			htw_fire(w, t, now_ns);
-			fired++;
+			htw_fire(w, &f, t, now_ns);
 			continue;
 		}
 		htw_wheel_place(w, t, tick);
 		if (cascading)
 			w->cascaded++;
 	}
-	return fired;
+	htw_fired_commit(w, &f);
+	return f.n;
 }
 
 /*

@@ -14,15 +14,12 @@
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/random.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
 
 #include "htw_compat.h"
 #include "htw_internal.h"
 #include "htw_limits.h"
-
-static struct kmem_cache *htw_timer_cache;
 
 #ifdef HTW_TEST_HOOKS
 /* Timers allocated by every wheel, for the suites' leak checks only. */
@@ -35,26 +32,27 @@ static inline void htw_count_timer(long d)
 static inline void htw_count_timer(long d) { }
 #endif
 
+/*
+ * Timers live in chunks of HTW_IDS_PER_CHUNK, one per object of this
+ * cache (32 KiB, an order-3 allocation): SLAB_ACCOUNT charges them to the
+ * caller's memcg, and as a slab of its own the chunks show in
+ * /sys/kernel/slab and can be failed on purpose.
+ */
+static struct kmem_cache *htw_chunk_cache;
+
 int htw_wheel_module_init(void)
 {
-	BUILD_BUG_ON(sizeof(struct htw_timer) > 64);
-	/*
-	 * SLAB_TYPESAFE_BY_RCU: cancel reads a timer found through the handle
-	 * table before it knows which bucket lock guards it; the memory stays
-	 * a struct htw_timer while rcu_read_lock() is held, and the identity is
-	 * rechecked under that lock (htw_timer_is()).
-	 */
-	/* Lookups after free read where and handle: never the cookie. */
-	htw_timer_cache = htw_cache_create_rcu("htw_timer", sizeof(struct htw_timer),
-					       offsetof(struct htw_timer, cookie),
-					       SLAB_ACCOUNT);
-	return htw_timer_cache ? 0 : -ENOMEM;
+	BUILD_BUG_ON(sizeof(struct htw_timer) != 64);
+	htw_chunk_cache = kmem_cache_create("htw_timer",
+					    HTW_IDS_PER_CHUNK * sizeof(struct htw_timer),
+					    0, SLAB_ACCOUNT, NULL);
+	return htw_chunk_cache ? 0 : -ENOMEM;
 }
 
 void htw_wheel_module_exit(void)
 {
-	kmem_cache_destroy(htw_timer_cache);
-	htw_timer_cache = NULL;
+	kmem_cache_destroy(htw_chunk_cache);
+	htw_chunk_cache = NULL;
 }
 
 void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
@@ -88,6 +86,8 @@ static void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t
 	lockdep_assert_held(&bk->lock);
 	hlist_add_head(&t->node, &bk->timers);
 	set_bit(bucket, w->occupied);
+	/* The timer before its place: pairs with htw_timer_is(). */
+	smp_wmb();
 	WRITE_ONCE(t->where, htw_where(HTW_PENDING, bucket));
 }
 
@@ -160,24 +160,24 @@ unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
 
 /*
  * Is @t, found through the handle table and maybe freed and reused since
- * (SLAB_TYPESAFE_BY_RCU, by this wheel or another), the timer @handle and
- * at @where?  Call under the lock that guards @where in this wheel.
+ * for another timer of this wheel, the timer @handle and at @where?  Call
+ * under the lock that guards @where.
  *
- * An owner writes ->handle, then smp_wmb(), then ->where, and only changes
- * ->where under the lock of the place it leaves or enters.  Reading
- * handle, where, handle again with smp_rmb() in between: if both handle
- * reads give @handle, which no other incarnation of any object of this
- * wheel ever carries, the ->where read came from the timer @handle itself
- * (another wheel's incarnation would need a key colliding with ours).  And
- * if that ->where is the place whose lock we hold, it cannot change before
- * we drop it.
+ * The table writes ->handle before it hands the object out, an owner then
+ * writes ->where (smp_wmb() between, by the lock that links it), and only
+ * under the lock of the place it leaves or enters; a freed object's
+ * ->where is HTW_FREE before its ->handle changes.  Reading handle, where,
+ * handle again with smp_rmb() in between: if both handle reads give
+ * @handle, which no other incarnation of the object ever carries, the
+ * ->where read came from the timer @handle itself.  And if that ->where is
+ * the place whose lock we hold, it cannot change before we drop it.
  */
 static bool htw_timer_is(struct htw_timer *t, u64 handle, u32 where)
 {
 	if (READ_ONCE(t->handle) != handle)
 		return false;
 	htw_identity_probe(t, 0);
-	/* Pairs with the smp_wmb() in htw_timer_alloc(). */
+	/* Pairs with the ordering of htw_handle_get() and htw_link_locked(). */
 	smp_rmb();
 	if (READ_ONCE(t->where) != where)
 		return false;
@@ -189,50 +189,35 @@ static bool htw_timer_is(struct htw_timer *t, u64 handle, u32 where)
 
 /* htw_quota_charge() and htw_quota_uncharge(): see htw_limits.h. */
 
+/*
+ * A timer from the wheel's own table: no allocation unless the table
+ * grows by a chunk.  It stays HTW_FREE, unknown to cancel, until
+ * htw_link_locked() gives it a place.
+ */
 static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 {
 	struct htw_timer *t;
 	u64 handle;
 	int ret;
 
-	if (atomic64_inc_return(&w->live) > w->geo.max_pending) {
-		ret = -ENOSPC;
-		goto undo_live;
-	}
 	ret = htw_quota_charge(w->geo.quota);
 	if (ret)
-		goto undo_live;
-	ret = -ENOMEM;
-	t = kmem_cache_alloc(htw_timer_cache, GFP_KERNEL);
-	if (!t)
-		goto undo_quota;
-	ret = htw_handle_get(&w->handles, &handle);
-	if (ret) {
-		kmem_cache_free(htw_timer_cache, t);
-		goto undo_quota;
+		return ERR_PTR(ret);
+	t = htw_handle_get(&w->handles, &handle);
+	if (IS_ERR(t)) {
+		htw_quota_uncharge(w->geo.quota);
+		return t;
 	}
-	WRITE_ONCE(t->handle, handle);
-	/* The identity before any place; pairs with htw_timer_is(). */
-	smp_wmb();
-	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
 	t->flags = 0;
 	t->reserved = 0;
 	htw_count_timer(1);
 	return t;
-
-undo_quota:
-	htw_quota_uncharge(w->geo.quota);
-undo_live:
-	atomic64_dec(&w->live);
-	return ERR_PTR(ret);
 }
 
-/* Give the memory and the charges back; the handle is the caller's business. */
-static void htw_timer_release(struct htw_wheel *w, struct htw_timer *t)
+/* Give the charges back; the memory stays the table's. */
+static void htw_timer_release(struct htw_wheel *w)
 {
-	kmem_cache_free(htw_timer_cache, t);
 	htw_quota_uncharge(w->geo.quota);
-	atomic64_dec(&w->live);
 	htw_count_timer(-1);
 }
 
@@ -240,8 +225,8 @@ static void htw_timer_release(struct htw_wheel *w, struct htw_timer *t)
 static void htw_timer_free(struct htw_wheel *w, struct htw_timer *t)
 {
 	WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
-	htw_handle_put(&w->handles, t->handle);
-	htw_timer_release(w, t);
+	htw_handle_put(&w->handles, t);
+	htw_timer_release(w);
 }
 
 /* Free every timer of @list, which nothing else can reach any more. */
@@ -299,13 +284,10 @@ static u64 htw_insert(struct htw_wheel *w, struct htw_timer *t)
 	u64 horizon, point;
 	u32 bucket;
 
-	rcu_read_lock();
 	horizon = READ_ONCE(w->horizon);
 	bucket = htw_grid_place(&w->grid, t->expires, horizon, &point);
 	spin_lock_bh(&w->buckets[bucket].lock);
 	htw_link_locked(w, bucket, t);
-	/* Before the bucket lock is dropped: nothing can free it earlier. */
-	htw_handle_set(&w->handles, handle, t);
 	spin_unlock_bh(&w->buckets[bucket].lock);
 	/*
 	 * Pairs with smp_mb() in htw_advance() and htw_rearm(); it also
@@ -314,7 +296,6 @@ static u64 htw_insert(struct htw_wheel *w, struct htw_timer *t)
 	smp_mb();
 	if (READ_ONCE(w->horizon) != horizon)
 		point = htw_replace_slow(w, t, handle, bucket, point);
-	rcu_read_unlock();
 	return point;
 }
 
@@ -341,7 +322,8 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 	might_sleep();
 	if (htw_spec_check(&w->geo, spec))
 		return -EINVAL;
-	if (atomic64_read(&w->live) >= w->geo.max_pending)
+	/* The table's limit is max_pending; this only puts it before EDQUOT. */
+	if (READ_ONCE(w->handles.used) >= w->handles.capacity)
 		return -ENOSPC;
 	t = htw_timer_alloc(w);
 	if (IS_ERR(t))
@@ -364,17 +346,8 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 			       u64 handle, u32 where)
 {
 	u32 bucket = where & HTW_WHERE_BUCKET_MASK;
-	struct htw_bucket *bk;
+	struct htw_bucket *bk = &w->buckets[bucket];
 	bool found;
-
-	/*
-	 * The object may have been freed and reused by another wheel since
-	 * we read @where (SLAB_TYPESAFE_BY_RCU): check the bucket is ours
-	 * before taking its lock; htw_timer_is() then checks the rest.
-	 */
-	if (bucket >= htw_grid_buckets(&w->grid))
-		return false;
-	bk = &w->buckets[bucket];
 
 	spin_lock_bh(&bk->lock);
 	found = htw_timer_is(t, handle, where);
@@ -418,7 +391,6 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 	u32 where;
 	int r;
 
-	rcu_read_lock();
 	for (;;) {
 		t = htw_handle_lookup(&wheel->handles, handle);
 		if (!t || READ_ONCE(t->handle) != handle)
@@ -454,7 +426,6 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 		}
 	}
 out:
-	rcu_read_unlock();
 	return ret;
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_cancel);
@@ -536,8 +507,6 @@ static int htw_move_pending(struct htw_wheel *w, struct htw_timer *t, u64 handle
 	u32 to;
 	int ret;
 
-	if ((where & HTW_WHERE_BUCKET_MASK) >= htw_grid_buckets(&w->grid))
-		return HTW_MOVE_RETRY;	/* another wheel's object: look again */
 	expires = htw_grid_expiry_tick(&w->grid, deadline, shift);
 	horizon = READ_ONCE(w->horizon);
 	to = htw_grid_place(&w->grid, expires, horizon, point);
@@ -615,7 +584,6 @@ enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 	u32 where;
 
 	*point = U64_MAX;
-	rcu_read_lock();
 	for (;;) {
 		t = htw_handle_lookup(&w->handles, handle);
 		if (!t || READ_ONCE(t->handle) != handle)
@@ -643,25 +611,39 @@ enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 		if (ret != HTW_MOVE_RETRY)
 			break;
 	}
-	rcu_read_unlock();
 	return ret;
 }
 
 /* ---- ready queue ---- */
 
-/* Called by the tick, which owns @t, with no other wheel lock. */
-void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *t)
+/*
+ * Append @list, @n timers the tick owns ending at @last, to the ready
+ * queue in one lock hold: called with no other wheel lock, for at most a
+ * batch of timers.  Each becomes HTW_READY under ready_lock, where cancel
+ * looks for it next.
+ */
+void htw_enqueue_ready(struct htw_wheel *w, struct hlist_head *list,
+		       struct htw_timer *last, unsigned int n)
 {
+	struct htw_timer *t;
+
 	lockdep_assert_held(&w->tick_lock);
+	if (!n)
+		return;
 	spin_lock(&w->ready_lock);
-	if (w->ready_tail)
-		hlist_add_behind(&t->node, &w->ready_tail->node);
-	else
-		hlist_add_head(&t->node, &w->ready_head);
-	w->ready_tail = t;
-	WRITE_ONCE(t->where, htw_where(HTW_READY, 0));
+	hlist_for_each_entry(t, list, node)
+		WRITE_ONCE(t->where, htw_where(HTW_READY, 0));
+	if (w->ready_tail) {
+		w->ready_tail->node.next = list->first;
+		list->first->pprev = &w->ready_tail->node.next;
+	} else {
+		w->ready_head.first = list->first;
+		list->first->pprev = &w->ready_head.first;
+	}
+	w->ready_tail = last;
 	spin_unlock(&w->ready_lock);
-	atomic64_inc(&w->nready);
+	INIT_HLIST_HEAD(list);
+	atomic64_add(n, &w->nready);
 }
 
 static struct htw_timer *htw_dequeue_ready_locked(struct htw_wheel *w)
@@ -972,7 +954,7 @@ struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 	struct htw_wheel *w;
 
 	BUILD_BUG_ON(BIT_ULL(HTW_ID_BITS) < HTW_MAX_PENDING);
-	if (WARN_ON_ONCE(!htw_timer_cache))	/* htw_wheel_module_init() */
+	if (WARN_ON_ONCE(!htw_chunk_cache))	/* htw_wheel_module_init() */
 		return ERR_PTR(-ENODEV);
 	w = kzalloc(sizeof(*w), gfp);
 	if (!w)
@@ -990,7 +972,9 @@ struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 	spin_lock_init(&w->tick_lock);
 	spin_lock_init(&w->ready_lock);
 	if (htw_buckets_init(w) ||
-	    htw_handles_init(&w->handles, w->geo.max_pending, get_random_u64())) {
+	    htw_handles_init(&w->handles, w->geo.max_pending, get_random_u64(),
+			     sizeof(struct htw_timer),
+			     offsetof(struct htw_timer, handle), htw_chunk_cache)) {
 		htw_wheel_free_mem(w);
 		return ERR_PTR(-ENOMEM);
 	}
@@ -1009,7 +993,7 @@ static void htw_discard_list(struct htw_wheel *w, struct hlist_head *list)
 	unsigned int n = 0;
 
 	hlist_for_each_entry_safe(t, tmp, list, node) {
-		htw_timer_release(w, t);
+		htw_timer_release(w);
 		if (++n % HTW_BATCH == 0)
 			cond_resched();
 	}
@@ -1031,7 +1015,6 @@ void htw_wheel_free(struct htw_wheel *w)
 		htw_discard_list(w, &w->buckets[b].timers);
 	htw_discard_list(w, &w->ready_head);
 	w->ready_tail = NULL;
-	WARN_ON_ONCE(atomic64_read(&w->live));
 	htw_wheel_free_mem(w);
 }
 
@@ -1066,9 +1049,8 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 	int ret = -ENOENT;
 
 	spin_lock_bh(&w->tick_lock);	/* no batch, nothing in transit */
-	rcu_read_lock();
 	t = htw_handle_lookup(&w->handles, handle);
-	if (t && t->handle == handle) {
+	if (t && t->handle == handle && htw_where_state(t->where) != HTW_FREE) {
 		where = READ_ONCE(t->where);
 		bucket = where & HTW_WHERE_BUCKET_MASK;
 		p->state = htw_where_state(where);
@@ -1077,7 +1059,6 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 		p->expires = p->state == HTW_PENDING ? t->expires : 0;
 		ret = 0;
 	}
-	rcu_read_unlock();
 	spin_unlock_bh(&w->tick_lock);
 	return ret;
 }
@@ -1106,15 +1087,13 @@ void htw_ids_age(struct htw_wheel *w, u64 gen)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_ids_age);
 
-/* Chunks are allocated on demand, so htw_wheel_footprint() leaves them out. */
+/*
+ * The timers' memory: chunks are allocated on demand, so
+ * htw_wheel_footprint() leaves them out.
+ */
 size_t htw_wheel_handle_bytes(struct htw_wheel *w)
 {
-	u32 chunks;
-
-	mutex_lock(&w->handles.grow_lock);
-	chunks = w->handles.used_chunks;
-	mutex_unlock(&w->handles.grow_lock);
-	return (size_t)chunks * HTW_IDS_PER_CHUNK * sizeof(atomic64_t);
+	return htw_handles_chunk_bytes(&w->handles);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_handle_bytes);
 

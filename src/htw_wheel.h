@@ -87,7 +87,7 @@ struct htw_wheel_stats {
  */
 typedef void (*htw_ready_fn)(struct htw_wheel *wheel, void *owner);
 
-/* Create and destroy the timer kmem_cache; called from module init/exit. */
+/* Create and destroy the timer chunk cache; from module init and exit. */
 int htw_wheel_module_init(void);
 void htw_wheel_module_exit(void);
 

@@ -55,14 +55,19 @@ static inline int htw_test_schedule_all(int fd, struct htw_timer_entry *e,
 	return ioctl(fd, HTW_IOC_SCHEDULE, &req);
 }
 
+/* Timers in one object of the module's htw_timer cache (src/htw_handles.h). */
+#define HTW_TEST_TIMERS_PER_CHUNK	512
+
 /*
- * Live objects of the module's htw_timer kmem_cache, the memory the timers
- * really hold (the cache is SLAB_TYPESAFE_BY_RCU, so it is never merged and
- * has its own /sys/kernel/slab entry); -1 if that cannot be read.  Writing
- * "1" to shrink first flushes the per-CPU slabs, whose free objects the
- * count would otherwise include.
+ * Timer slots the module's htw_timer kmem_cache holds, the memory the
+ * timers really use: live objects, each a chunk of
+ * HTW_TEST_TIMERS_PER_CHUNK timers that a file keeps until it is closed;
+ * -1 if that cannot be read (a merged cache has no /sys/kernel/slab entry
+ * of its own: the test kernels boot with slab_nomerge).  Writing "1" to
+ * shrink first flushes the per-CPU slabs, whose free objects the count
+ * would otherwise include.
  */
-static inline long htw_test_slab_objects(void)
+static inline long htw_test_timer_slots(void)
 {
 	FILE *f = fopen("/sys/kernel/slab/htw_timer/shrink", "w");
 	long n = -1;
@@ -77,7 +82,7 @@ static inline long htw_test_slab_objects(void)
 			n = -1;
 		fclose(f);
 	}
-	return n;
+	return n < 0 ? n : n * HTW_TEST_TIMERS_PER_CHUNK;
 }
 
 /* Set a module parameter, returning its old value in *old if asked. */

@@ -5,9 +5,10 @@
  * handle's id leads to and a wrong one would free a stranger's timer.
  *
  * - htwheel_identity: cancel must never take an object that was freed and
- *   reused (SLAB_TYPESAFE_BY_RCU, by this wheel or another) for the timer
- *   its handle named.  A hook in htw_timer_is() plays a racing CPU's writes
- *   between its reads, so each interleaving runs deterministically.
+ *   reused for another timer since it looked the handle up, nor one that
+ *   carries another wheel's handle at the same place.  A hook in
+ *   htw_timer_is() plays a racing CPU's writes between its reads, so each
+ *   interleaving runs deterministically.
  * - htwheel_handles: ids are reused first-in first-out, and an id whose
  *   generations are used up is retired, so no handle value comes back.
  */
@@ -75,9 +76,9 @@ static void htw_t_expect_pending(struct kunit *test, struct htw_wheel *w,
 }
 
 /*
- * Wheel B reused our timer's object for a timer of its own with the same
- * raw id and generation (every wheel starts both at the same values) in
- * the bucket of the same number, between cancel's first look and its
+ * Our timer's object comes to carry wheel B's handle for the timer of the
+ * same raw id and generation (every wheel starts both at the same values)
+ * in the bucket of the same number, between cancel's first look and its
  * check under our bucket lock.  Only the identity word tells them apart.
  */
 static void htwheel_identity_reused_by_another_wheel(struct kunit *test)

@@ -52,5 +52,7 @@ void htw_t_expect_lateness(struct kunit *test, const struct htw_wheel_stats *st,
 
 /* Live objects of the htw_timer slab: real memory, not the module's count. */
 long htw_t_slab_objects(struct kunit *test);
+/* Chunks of the htw_timer cache a fresh wheel takes for @n timers. */
+#define HTW_T_CHUNKS(n)	DIV_ROUND_UP(n, HTW_IDS_PER_CHUNK)
 
 #endif /* _HTW_KUNIT_H */

@@ -142,10 +142,10 @@ void htw_t_expect_lateness(struct kunit *test, const struct htw_wheel_stats *st,
 
 /*
  * The memory, not the module's own counter: live objects of the htw_timer
- * kmem_cache as SLUB counts them in /sys/kernel/slab/htw_timer/objects
- * (the cache is SLAB_TYPESAFE_BY_RCU, so never merged and always listed
- * under its own name).  The count is exact once nothing is in flight:
- * rcu_barrier() finishes the RCU-deferred frees (SLUB_RCU_DEBUG), and
+ * kmem_cache, each a chunk of HTW_IDS_PER_CHUNK timers, as SLUB counts
+ * them in /sys/kernel/slab/htw_timer/objects (the test kernel boots with
+ * slab_nomerge, so it is listed under its own name).  The count is exact
+ * once nothing is in flight: rcu_barrier() finishes RCU-deferred frees, and
  * writing "1" to .../shrink empties KASAN's quarantine for the cache and
  * flushes the per-CPU slabs, whose free objects "objects" would otherwise
  * count as in use.  It needs CONFIG_SLUB_DEBUG (the test kernel has it);

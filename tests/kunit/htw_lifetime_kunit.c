@@ -2,8 +2,10 @@
 /*
  * KUnit suite for the memory of timers: a wheel destroyed with timers
  * pending, queued, periodic or firing gives every one back, and so does
- * cancelling many; by the module's own counter and by the slab's count
- * of live objects, which a leak in the counter itself cannot hide from.
+ * cancelling many; by the module's own counter of live timers and by the
+ * slab's count of live timer chunks, which a leak in the counter itself
+ * cannot hide from.  Cancel gives a timer back to its wheel's table; the
+ * chunks go with the wheel.
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -33,7 +35,7 @@ static void htwheel_lifetime_destroy_in_flight(struct kunit *test)
 	KUNIT_EXPECT_GT(test, st.ready, 0);	/* some queued, some pending */
 	KUNIT_EXPECT_GT(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + 40);
-	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + 40);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + HTW_T_CHUNKS(40));
 	htw_wheel_destroy(w);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
 	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
@@ -83,7 +85,7 @@ static void htwheel_lifetime_many(struct kunit *test)
 	htw_t_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, n);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before + n);
-	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + n);
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + HTW_T_CHUNKS(n));
 	for (i = 0; i < n; i++)
 		ok += htw_wheel_cancel(w, handles[i]) == HTW_WHEEL_CANCEL_OK;
 	KUNIT_EXPECT_EQ(test, ok, n);
@@ -92,7 +94,9 @@ static void htwheel_lifetime_many(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.cancelled, n);
 	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
 	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 1);	/* stale, harmless */
-	/* the wheel still exists: cancel alone gave every object back */
+	/* the wheel still exists and keeps its chunks for its next timers */
+	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab + HTW_T_CHUNKS(n));
+	htw_wheel_destroy(w);
 	KUNIT_EXPECT_EQ(test, htw_t_slab_objects(test), slab);
 }
 

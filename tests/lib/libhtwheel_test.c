@@ -183,7 +183,7 @@ TEST(close_cancels_everything)
 {
 	enum { N = 1000 };
 	static struct htw_timer_entry e[N];
-	long before = htw_test_slab_objects(), during, after = -1;
+	long before = htw_test_timer_slots(), during, after = -1;
 	struct htw_stats st;
 	struct htw *h;
 	int fd, i;
@@ -196,7 +196,7 @@ TEST(close_cancels_everything)
 	ASSERT_EQ(N, htw_schedule_many(h, e, N));
 	ASSERT_EQ(0, htw_stats(h, &st));
 	EXPECT_EQ(N, st.pending);
-	during = htw_test_slab_objects();
+	during = htw_test_timer_slots();
 	fd = htw_fd(h);
 	EXPECT_EQ(0, htw_close(h));
 	/* The fd went with the handle. */
@@ -206,7 +206,7 @@ TEST(close_cancels_everything)
 	EXPECT_LE(before + N, during);
 	/* Frees may go through RCU (SLUB_RCU_DEBUG): bounded, 2 s at most. */
 	for (i = 0; i < 100; i++) {
-		after = htw_test_slab_objects();
+		after = htw_test_timer_slots();
 		if (after <= before)
 			break;
 		usleep(20 * 1000);

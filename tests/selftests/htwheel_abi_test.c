@@ -449,7 +449,7 @@ static int scm_child(int sock, int sync, uint64_t handle)
 TEST(fd_passed_over_scm_rights_only_last_close_cancels)
 {
 	struct htw_timer_entry e[101];
-	long before = htw_test_slab_objects(), now = -1;
+	long before = htw_test_timer_slots(), now = -1;
 	int sv[2], sync[2], fd, status, i;
 	pid_t pid;
 
@@ -482,7 +482,7 @@ TEST(fd_passed_over_scm_rights_only_last_close_cancels)
 	close(sv[0]);
 	if (before >= 0) {
 		for (i = 0; i < 100; i++) {
-			now = htw_test_slab_objects();
+			now = htw_test_timer_slots();
 			if (now <= before + 16)
 				break;
 			usleep(20000);

@@ -575,7 +575,7 @@ TEST(close_with_100k_pending_frees_all)
 {
 	const uint32_t n = 100000;
 	struct htw_timer_entry *e = calloc(n, sizeof(*e));
-	long before = htw_test_slab_objects(), during;
+	long before = htw_test_timer_slots(), during;
 	struct htw_stats st;
 	int fd;
 
@@ -592,15 +592,15 @@ TEST(close_with_100k_pending_frees_all)
 	ASSERT_EQ(n, schedule(fd, e, n));
 	ASSERT_EQ(0, stats(fd, &st));
 	EXPECT_EQ(n, st.pending);
-	during = htw_test_slab_objects();
+	during = htw_test_timer_slots();
 	close(fd);
 	free(e);
 	/* Other files' timers come and go meanwhile: allow some slack. */
 	EXPECT_LE(before + n - 1024, during);
 	/* SLUB frees through per-CPU lists and RCU: give it a moment. */
-	for (int i = 0; i < 50 && htw_test_slab_objects() > before + 64; i++)
+	for (int i = 0; i < 50 && htw_test_timer_slots() > before + 64; i++)
 		usleep(20 * 1000);
-	EXPECT_GE(before + 64, htw_test_slab_objects());
+	EXPECT_GE(before + 64, htw_test_timer_slots());
 }
 
 TEST_F(wheel, per_fd_limit)

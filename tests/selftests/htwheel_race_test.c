@@ -61,7 +61,7 @@ TEST(close_during_expiry_storm)
 {
 	const unsigned int n = 20000;
 	struct htw_timer_entry *e = calloc(n, sizeof(*e));
-	long before = htw_test_slab_objects(), now = -1;
+	long before = htw_test_timer_slots(), now = -1;
 	uint64_t sched_ns = 0, t;
 	int mid_storm = 0;
 
@@ -96,7 +96,7 @@ TEST(close_during_expiry_storm)
 	free(e);
 	/* SLUB frees through per-CPU lists and RCU: give it a bounded moment. */
 	for (int i = 0; i < 100; i++) {
-		now = htw_test_slab_objects();
+		now = htw_test_timer_slots();
 		if (now <= before + 64)
 			break;
 		usleep(20000);
@@ -242,7 +242,7 @@ TEST(rmmod_refused_while_open)
 
 TEST(exit_with_pending_timers_frees_them)
 {
-	long before = htw_test_slab_objects();
+	long before = htw_test_timer_slots();
 	int status;
 	pid_t pid;
 
@@ -265,9 +265,9 @@ TEST(exit_with_pending_timers_frees_them)
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_EQ(0, WEXITSTATUS(status));
-	for (int i = 0; i < 100 && htw_test_slab_objects() > before + 64; i++)
+	for (int i = 0; i < 100 && htw_test_timer_slots() > before + 64; i++)
 		usleep(20000);
-	EXPECT_GE(before + 64, htw_test_slab_objects());
+	EXPECT_GE(before + 64, htw_test_timer_slots());
 }
 
 /* In a child: schedule as an unprivileged user until refused. */
