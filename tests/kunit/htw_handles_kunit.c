@@ -229,13 +229,16 @@ static void htwheel_handle_table_decode_rejects(struct kunit *test)
  */
 static void htwheel_handle_table_object_contents(struct kunit *test)
 {
-	struct htw_handles *h = htw_h_table(test, 1, HTW_H_KEY);
+	struct htw_handles *h = htw_h_table(test, HTW_IDS_PER_CHUNK, HTW_H_KEY);
+	u64 *all = htw_h_take_all(test, h);
 	struct htw_h_obj *o, *again;
-	u64 handle, next;
+	u64 next;
+	u32 i;
 
-	o = htw_h_take(test, h, &handle);
-	KUNIT_EXPECT_EQ(test, o->payload, 0);
-	KUNIT_EXPECT_EQ(test, o->more[0] | o->more[1], 0);
+	for (i = 0; i < HTW_IDS_PER_CHUNK; i++) {
+		o = htw_handle_lookup(h, all[i]);
+		KUNIT_EXPECT_EQ(test, o->payload | o->more[0] | o->more[1], 0);
+	}
 	o->payload = 42;
 	htw_handle_put(h, o);
 	again = htw_h_take(test, h, &next);
