@@ -24,8 +24,8 @@
 #include "htw_limits.h"
 #include "htw_test_hooks.h"
 
-/* What one live timer costs: a 64-byte timer and its handle-table entry. */
-#define HTW_TIMER_COST		72
+/* What one live timer costs: its 64-byte slot in its wheel's table. */
+#define HTW_TIMER_COST		64
 #define HTW_TIMERS_CAP		BIT(22)
 
 static unsigned long max_user_instances = 128;
@@ -37,12 +37,12 @@ MODULE_PARM_DESC(max_user_instances,
 static unsigned long max_user_timers;
 module_param(max_user_timers, ulong, 0644);
 MODULE_PARM_DESC(max_user_timers,
-		 "Most live timers per user over all files (default: 1/8 of RAM at 72 bytes a timer, at most 4194304)");
+		 "Most live timers per user over all files (default: 1/8 of RAM at 64 bytes a timer, at most 4194304)");
 
 static unsigned long max_user_wheel_bytes;
 module_param(max_user_wheel_bytes, ulong, 0644);
 MODULE_PARM_DESC(max_user_wheel_bytes,
-		 "Most bytes of wheel structures (buckets, bitmap, handle directory) per user (default: 1/16 of RAM)");
+		 "Most bytes of wheel structures (buckets, bitmap, timer-table directory) per user (default: 1/16 of RAM)");
 
 struct htw_quota {
 	struct hlist_node node;		/* in htw_quotas */

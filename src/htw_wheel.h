@@ -94,7 +94,7 @@ void htw_wheel_module_exit(void);
 void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo);
 /*
  * Bytes a wheel of @geo allocates when it is created (bucket array,
- * occupancy bitmap, handle-table directory; not its timers), so that they
+ * occupancy bitmap, timer-table directory; not its timers), so that they
  * can be charged before it exists.  0 for a geometry that is refused.
  */
 size_t htw_wheel_footprint(const struct htw_geometry *geo);

@@ -911,7 +911,7 @@ TEST(default_limits_scale_with_memory)
 	ASSERT_EQ(0, htw_test_get_param("max_user_timers", &timers));
 	ASSERT_EQ(0, htw_test_get_param("max_user_wheel_bytes", &bytes));
 	EXPECT_EQ(128, instances);
-	want = ram / 8 / 72;
+	want = ram / 8 / 64;
 	EXPECT_EQ(want < 4194304 ? want : 4194304, timers);
 	EXPECT_EQ(ram / 16, bytes);
 }
