@@ -16,7 +16,8 @@
 				 BIT_ULL(_IOC_NR(HTW_IOC_CANCEL)) |	\
 				 BIT_ULL(_IOC_NR(HTW_IOC_DRAIN)) |	\
 				 BIT_ULL(_IOC_NR(HTW_IOC_STATS)) |	\
-				 BIT_ULL(_IOC_NR(HTW_IOC_SET_EVENTFD)))
+				 BIT_ULL(_IOC_NR(HTW_IOC_SET_EVENTFD)) |	\
+				 BIT_ULL(_IOC_NR(HTW_IOC_REARM)))
 
 int htw_api_negotiate(struct htw_api *api);
 

@@ -332,7 +332,7 @@ static int htw_batch_validate(void *buf, u64 uptr, u32 count, size_t size,
 }
 
 /*
- * The header HTW_IOC_SCHEDULE and HTW_IOC_CANCEL share: flags, padding and
+ * The header HTW_IOC_SCHEDULE, HTW_IOC_CANCEL and HTW_IOC_REARM share: flags, padding and
  * reserved words zero, a count in range and an array user space can reach.
  */
 static int htw_batch_header_check(u32 flags, u32 pad, const __u64 *reserved,
@@ -345,6 +345,21 @@ static int htw_batch_header_check(u32 flags, u32 pad, const __u64 *reserved,
 		return -EINVAL;
 	if (!access_ok(u64_to_user_ptr(uptr), array_size(count, size)))
 		return -EFAULT;
+	return 0;
+}
+
+/*
+ * An entry's @expires as an absolute deadline on the host's clock: with
+ * HTW_TIMER_ABSTIME a time in the opener's time namespace, else a delay
+ * from the batch's one clock reading.  -EOVERFLOW if the delay does not fit.
+ */
+static int htw_expires_to_deadline(u64 expires, u32 flags,
+				   const struct htw_check_ctx *ctx, u64 *deadline)
+{
+	if (flags & HTW_TIMER_ABSTIME)
+		*deadline = htw_timens_to_host(expires, ctx->offset);
+	else if (check_add_overflow(ctx->now, expires, deadline))
+		return -EOVERFLOW;
 	return 0;
 }
 
@@ -364,9 +379,7 @@ static int htw_entry_to_spec(const struct htw_timer_entry *e,
 	spec->cookie = e->cookie;
 	spec->period_ns = e->period_ns;
 	spec->slack_ns = e->slack_ns;
-	if (e->flags & HTW_TIMER_ABSTIME)
-		spec->deadline_ns = htw_timens_to_host(e->expires, ctx->offset);
-	else if (check_add_overflow(ctx->now, e->expires, &spec->deadline_ns))
+	if (htw_expires_to_deadline(e->expires, e->flags, ctx, &spec->deadline_ns))
 		return -EOVERFLOW;
 	return htw_spec_check(&ctx->geo, spec);
 }
@@ -584,6 +597,161 @@ static long htw_ioc_cancel(struct htw_file *hf, void __user *argp)
 					   &cancelled);
 		/* Killed part way: the cancels done are reported all the same. */
 		if (ret != -EFAULT && put_user(cancelled, &ureq->cancelled))
+			ret = -EFAULT;
+	}
+	kfree(e);
+	return ret;
+}
+
+/*
+ * The one check of a re-arm entry and its deadline: flags the kernel
+ * knows and a relative delay that fits.  Both passes of HTW_IOC_REARM go
+ * through it, since user memory may change between them.
+ */
+static int htw_rearm_entry_deadline(const struct htw_rearm_entry *e,
+				    const struct htw_check_ctx *ctx, u64 *deadline)
+{
+	if (e->flags & ~HTW_TIMER_ABSTIME)
+		return -EINVAL;
+	return htw_expires_to_deadline(e->expires, e->flags, ctx, deadline);
+}
+
+static int htw_rearm_entry_check(const void *entry,
+				 const struct htw_check_ctx *ctx)
+{
+	u64 deadline;
+
+	return htw_rearm_entry_deadline(entry, ctx, &deadline);
+}
+
+/*
+ * Re-arm one timer and store its HTW_REARM_* result.  Most calls take
+ * only bucket locks; a timer whose record is queued needs hf->lock to
+ * take that record back, since read() and drain walk the ready queue
+ * under it.  Returns 0, or -EINTR if the caller was killed waiting for it.
+ */
+static int htw_rearm_one(struct htw_file *hf, struct htw_wheel *wheel,
+			 u64 handle, u64 deadline, u32 *result)
+{
+	enum htw_rearm_status st;
+
+	if (!wheel) {
+		*result = HTW_REARM_UNKNOWN;	/* no wheel: no timer either */
+		return 0;
+	}
+	st = htw_wheel_rearm(wheel, handle, deadline, 0);
+	if (st == HTW_WHEEL_REARM_QUEUED) {
+		if (mutex_lock_killable(&hf->lock))
+			return -EINTR;
+		/* Read meanwhile, the record may be gone: this call says so. */
+		st = htw_wheel_rearm(wheel, handle, deadline,
+				     HTW_WHEEL_REARM_WITHDRAW);
+		mutex_unlock(&hf->lock);
+	}
+	/* The statuses other than QUEUED are the uapi's results. */
+	*result = st;
+	return 0;
+}
+
+/*
+ * Re-arm the entries of a chunk; returns how many got a result, all @n
+ * unless an entry became invalid since the first pass or the caller was
+ * killed, and then *@err says which.
+ */
+static u32 htw_ioc_rearm_chunk(struct htw_file *hf,
+			       const struct htw_check_ctx *ctx,
+			       struct htw_rearm_entry *e, u32 n, int *err)
+{
+	u64 deadline;
+	u32 i;
+
+	*err = 0;
+	for (i = 0; i < n; i++) {
+		*err = htw_rearm_entry_deadline(&e[i], ctx, &deadline);
+		if (!*err)
+			*err = htw_rearm_one(hf, ctx->wheel, e[i].handle,
+					     deadline, &e[i].result);
+		if (*err)
+			break;
+	}
+	return i;
+}
+
+/*
+ * Re-arm a validated batch; *@rearmed counts the HTW_REARMED results.
+ * Returns 0, or -EFAULT, -EINVAL (an entry changed since it was checked)
+ * or -EINTR (the caller is being killed): the entries before that point
+ * are done, their results written and counted in *@rearmed.
+ */
+static int htw_ioc_rearm_batch(struct htw_file *hf,
+			       const struct htw_check_ctx *ctx,
+			       struct htw_rearm_entry *e, u64 uptr, u32 count,
+			       u32 *rearmed)
+{
+	int ret = 0;
+	u32 done, i, n;
+
+	*rearmed = 0;
+	for (done = 0; done < count && !ret; done += HTW_CHUNK) {
+		if (done && htw_step_stop())
+			return -EINTR;
+		n = min_t(u32, count - done, HTW_CHUNK);
+		if (htw_copy_in_batch(e, uptr, done, n, sizeof(*e)))
+			return -EFAULT;
+		n = htw_ioc_rearm_chunk(hf, ctx, e, n, &ret);
+		for (i = 0; i < n; i++)
+			*rearmed += e[i].result == HTW_REARMED;
+		if (htw_copy_out_batch(uptr, done, e, n, sizeof(*e)))
+			return -EFAULT;
+	}
+	return ret;
+}
+
+/*
+ * What a re-arm batch is checked against.  It never creates the wheel:
+ * without one the file has no timer, and every result is unknown.
+ */
+static void htw_ioc_rearm_prepare(struct htw_file *hf, struct htw_check_ctx *ctx)
+{
+	ctx->wheel = htw_file_peek_wheel(hf);
+	/* The wheel's own geometry if it exists: it never changes. */
+	htw_file_geometry(hf, &ctx->geo);
+	ctx->offset = htw_timens_offset(&hf->timens, ctx->geo.clockid);
+	/* One clock reading for the batch: its delays share one origin. */
+	ctx->now = htw_clock_now(ctx->geo.clockid);
+}
+
+static long htw_ioc_rearm(struct htw_file *hf, void __user *argp)
+{
+	struct htw_rearm __user *ureq = argp;
+	struct htw_rearm_entry *e;
+	struct htw_check_ctx ctx;
+	struct htw_rearm req;
+	u32 rearmed;
+	long ret;
+
+	if (copy_from_user(&req, ureq, sizeof(req)))
+		return -EFAULT;
+	ret = htw_batch_header_check(req.flags, req.pad, req.reserved,
+				     ARRAY_SIZE(req.reserved), req.count,
+				     req.entries, sizeof(*e));
+	if (ret)
+		return ret;
+	e = htw_chunk_alloc(req.count, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+
+	htw_ioc_rearm_prepare(hf, &ctx);
+	ret = htw_batch_validate(e, req.entries, req.count, sizeof(*e),
+				 htw_rearm_entry_check, &ctx, true);
+	/* The count is written after the re-arms: make sure it can be. */
+	if (!ret && put_user(0U, &ureq->rearmed))
+		ret = -EFAULT;
+	if (!ret) {
+		ret = htw_ioc_rearm_batch(hf, &ctx, e, req.entries, req.count,
+					  &rearmed);
+		/* Stopped part way: the re-arms done are reported all the same. */
+		if (ret != -EFAULT && put_user(rearmed, &ureq->rearmed))
 			ret = -EFAULT;
 	}
 	kfree(e);
@@ -882,6 +1050,8 @@ static long htw_char_ioctl(struct file *file, unsigned int cmd, unsigned long pa
 		return htw_ioc_schedule(hf, argp);
 	case HTW_IOC_CANCEL:
 		return htw_ioc_cancel(hf, argp);
+	case HTW_IOC_REARM:
+		return htw_ioc_rearm(hf, argp);
 	case HTW_IOC_DRAIN:
 		return htw_ioc_drain(hf, argp);
 	case HTW_IOC_STATS:
@@ -995,6 +1165,9 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(HTW_WHEEL_CANCEL_OK != HTW_CANCELLED);
 	BUILD_BUG_ON(HTW_WHEEL_CANCEL_FIRED != HTW_CANCEL_FIRED);
 	BUILD_BUG_ON(HTW_WHEEL_CANCEL_UNKNOWN != HTW_CANCEL_UNKNOWN);
+	BUILD_BUG_ON(HTW_WHEEL_REARM_PENDING != HTW_REARMED);
+	BUILD_BUG_ON(HTW_WHEEL_REARM_FIRED != HTW_REARM_FIRED);
+	BUILD_BUG_ON(HTW_WHEEL_REARM_UNKNOWN != HTW_REARM_UNKNOWN);
 	BUILD_BUG_ON(ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist) != HTW_LATE_BUCKETS);
 	BUILD_BUG_ON(sizeof(struct htw_api) != 64);
 	BUILD_BUG_ON(sizeof(struct htw_setup) != 64);
@@ -1002,6 +1175,8 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(sizeof(struct htw_schedule) != 48);
 	BUILD_BUG_ON(sizeof(struct htw_cancel_entry) != 16);
 	BUILD_BUG_ON(sizeof(struct htw_cancel) != 48);
+	BUILD_BUG_ON(sizeof(struct htw_rearm_entry) != 24);
+	BUILD_BUG_ON(sizeof(struct htw_rearm) != 48);
 	BUILD_BUG_ON(sizeof(struct htw_unexpired) != 32);
 	BUILD_BUG_ON(sizeof(struct htw_drain) != 48);
 	BUILD_BUG_ON(sizeof(struct htw_stats) != 384);

@@ -151,7 +151,7 @@ static double dur_ms(const char *s)
 
 /*
  * The line of @out where the CLI reports @what about timer @name
- * ("fired", "cancel"), the @nth such line (from 0); NULL if none.  Its
+ * ("fired", "cancel", "rearm"), the @nth such line (from 0); NULL if none.  Its
  * first field is the time since the session started, in ms, to *@at_ms.
  */
 static const char *event_line(const char *out, const char *what, const char *name,
@@ -161,7 +161,7 @@ static const char *event_line(const char *out, const char *what, const char *nam
 	const char *p = out, *bol;
 
 	snprintf(key, sizeof(key), "  %s %s%s", what, name,
-		 strcmp(what, "cancel") ? " " : ":");
+		 strcmp(what, "fired") ? ":" : " ");
 	while ((p = strstr(p, key))) {
 		for (bol = p; bol > out && bol[-1] != '\n'; bol--)
 			;
@@ -605,6 +605,32 @@ TEST_F(cli, watch_cancel_unknown_name)
 		TH_LOG("%s", self->r.err);
 	/* it went on: "one" fired, or was not due yet when the session ended */
 	EXPECT_GE(1, expect_accounted(_metadata, &self->r, "one", 0, -1, 100));
+}
+
+/*
+ * watch's 'rearm' brings a timer an hour away to 30 ms from when it was
+ * read, keeping it: it fires then (if the 300 ms session lasted that
+ * long after the line) and is not left to the drain.  A name no timer
+ * has is a bad line; the session goes on.
+ */
+TEST_F(cli, watch_rearm)
+{
+	double at_r = -1, grace;
+	int one;
+
+	run_in(&self->r, "at 1h one\nrearm one 30ms\nrearm nosuch 1ms\n", NULL,
+	       (const char *const[]){ "watch", "--for", "300ms", NULL });
+	EXPECT_EQ(2, self->r.status);
+	EXPECT_NE(NULL, strstr(self->r.err, "rearm: no timer named 'nosuch'"))
+		TH_LOG("%s", self->r.err);
+	ASSERT_NE(NULL, event_line(self->r.out, "rearm", "one", 0, &at_r))
+		TH_LOG("%s", self->r.out);
+	EXPECT_NE(NULL, strstr(self->r.out, "rearm one: moved, due in 30.000ms\n"))
+		TH_LOG("%s", self->r.out);
+	one = expect_accounted(_metadata, &self->r, "one", 0, at_r + 30, 300);
+	grace = TICK_MS + worst_late_ms(self->r.out);
+	if (at_r + 30 + grace < 300)
+		EXPECT_EQ(1, one) TH_LOG("re-armed at %.3f ms:\n%s", at_r, self->r.out);
 }
 
 /* A batch the device took only part of: the drain names what got in. */

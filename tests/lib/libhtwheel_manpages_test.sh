@@ -10,7 +10,7 @@ export MANWIDTH=80 MANPAGER=cat PAGER=cat LC_ALL=C.UTF-8 HOME=${TMPDIR:-/tmp}
 cd "$mandir" || exit 1
 pages=$(ls man*/*.[0-9] 2>/dev/null)
 funcs="htw_open htw_close htw_fd htw_now htw_schedule htw_schedule_many
-htw_cancel htw_cancel_many htw_read htw_wait htw_drain htw_stats
+htw_cancel htw_cancel_many htw_rearm htw_rearm_many htw_read htw_wait htw_drain htw_stats
 htw_set_eventfd htw_parse_duration htw_ms htw_us htw_sec libhtwheel"
 
 if ! command -v man >/dev/null; then

@@ -561,6 +561,92 @@ TEST_F(lib, cancel_many_split_later_chunk_fails)
 	munmap(c, len);
 }
 
+/* ---- htw_rearm / htw_rearm_many ---- */
+
+/*
+ * mod_timer()'s answers: 1 for a pending timer, 0 for one whose unread
+ * record is taken back (it fires again, with its handle and cookie, never
+ * before the new time), -ENOENT once it is gone.
+ */
+TEST_F(lib, rearm_results)
+{
+	struct htw_expiry r;
+	uint64_t pending, fired, t0;
+	int ret;
+
+	ASSERT_EQ(0, htw_schedule(self->h, 1, 3600 * HTW_NSEC_PER_SEC, 0, &pending));
+	ASSERT_EQ(0, htw_schedule(self->h, 2, MS, 0, &fired));
+	ASSERT_EQ(1, htw_wait(self->h, (int64_t)NEVER_MS * MS));
+
+	EXPECT_EQ(1, htw_rearm(self->h, pending, 7200 * HTW_NSEC_PER_SEC));
+	t0 = mono_ns();
+	EXPECT_EQ(0, htw_rearm(self->h, fired, 50 * MS));
+	/* The old record (deadline before t0) is gone: the next is the new one. */
+	ret = htw_read(self->h, &r, 1);
+	if (!ret)
+		ret = read_one(self->h, &r);
+	ASSERT_EQ(1, ret);
+	EXPECT_LE(t0 + 50 * MS, mono_ns());
+	EXPECT_EQ(2, r.cookie);
+	EXPECT_EQ(fired, r.handle);
+	EXPECT_LE(t0 + 50 * MS, r.deadline_ns);
+	EXPECT_EQ(0, htw_read(self->h, &r, 1));
+	/* Read: the one-shot is gone; the pending one still answers 1. */
+	EXPECT_EQ(-ENOENT, htw_rearm(self->h, fired, MS));
+	EXPECT_EQ(1, htw_rearm(self->h, pending, 3600 * HTW_NSEC_PER_SEC));
+	EXPECT_EQ(0, htw_cancel(self->h, pending));
+	EXPECT_EQ(-ENOENT, htw_rearm(self->h, pending, MS));
+	EXPECT_EQ(-ENOENT, htw_rearm(self->h, 0, MS));
+	EXPECT_EQ(-EOVERFLOW, htw_rearm(self->h, fired, UINT64_MAX));
+	EXPECT_EQ(-EINVAL, htw_rearm(NULL, pending, MS));
+}
+
+/* Brought forward from an hour to 20 ms, the timer fires then. */
+TEST_F(lib, rearm_earlier_fires_at_the_new_time)
+{
+	struct htw_expiry r;
+	uint64_t handle, t0;
+
+	ASSERT_EQ(0, htw_schedule(self->h, 3, 3600 * HTW_NSEC_PER_SEC, 0, &handle));
+	t0 = mono_ns();
+	ASSERT_EQ(1, htw_rearm(self->h, handle, 20 * MS));
+	ASSERT_EQ(1, read_one(self->h, &r));
+	EXPECT_LE(t0 + 20 * MS, mono_ns());
+	EXPECT_EQ(3, r.cookie);
+	EXPECT_EQ(handle, r.handle);
+}
+
+TEST_F(lib, rearm_many_mixed)
+{
+	struct htw_rearm_entry e[3];
+	struct htw_expiry r;
+	uint64_t a, b, deadline;
+
+	ASSERT_EQ(0, htw_schedule(self->h, 1, 3600 * HTW_NSEC_PER_SEC, 0, &a));
+	ASSERT_EQ(0, htw_schedule(self->h, 2, 3600 * HTW_NSEC_PER_SEC, 0, &b));
+	memset(e, 0, sizeof(e));
+	deadline = htw_now(self->h) + 20 * MS;
+	e[0].handle = a;
+	e[0].expires = 7200 * HTW_NSEC_PER_SEC;
+	e[1].handle = 12345;
+	e[2].handle = b;
+	e[2].expires = deadline;
+	e[2].flags = HTW_TIMER_ABSTIME;
+	EXPECT_EQ(2, htw_rearm_many(self->h, e, 3));
+	EXPECT_EQ(HTW_REARMED, e[0].result);
+	EXPECT_EQ(HTW_REARM_UNKNOWN, e[1].result);
+	EXPECT_EQ(HTW_REARMED, e[2].result);
+	ASSERT_EQ(1, read_one(self->h, &r));
+	EXPECT_EQ(b, r.handle);
+	EXPECT_EQ(deadline, r.deadline_ns);
+	EXPECT_EQ(0, htw_rearm_many(self->h, e, 0));
+	/* The kernel refuses an unknown flag, and the library passes it on. */
+	e[0].flags = 0x2;
+	EXPECT_EQ(-EINVAL, htw_rearm_many(self->h, e, 1));
+	EXPECT_EQ(-EFAULT, htw_rearm_many(self->h, (void *)8, 1));
+	EXPECT_EQ(-EINVAL, htw_rearm_many(NULL, e, 1));
+}
+
 /* ---- htw_read / htw_wait ---- */
 
 TEST_F(lib, read_nothing_ready)

@@ -79,6 +79,7 @@ const char *clock_name(uint32_t clk);
 void print_expiry(const struct session *s, const struct timer *t,
 		  const struct htw_expiry *r);
 void print_cancel(uint64_t at_ns, const char *name, int ret);
+void print_rearm(uint64_t at_ns, const char *name, uint64_t delay_ns, int ret);
 void print_never_ran(struct session *s, const struct htw_unexpired *u,
 		     int n, unsigned int room);
 int print_stats(struct htw *h, bool json);

@@ -64,6 +64,19 @@ void print_cancel(uint64_t at_ns, const char *name, int ret)
 	       ret == -ENOENT ? "not pending" : strerror(-ret));
 }
 
+/* @ret is htw_rearm()'s, for @delay_ns, asked @at_ns after the start. */
+void print_rearm(uint64_t at_ns, const char *name, uint64_t delay_ns, int ret)
+{
+	char b[32], d[32];
+
+	printf("%12s  rearm %s: ", fmt_dur(b, sizeof(b), at_ns), name);
+	if (ret < 0)
+		printf("%s\n", ret == -ENOENT ? "not pending" : strerror(-ret));
+	else
+		printf("%s, due in %s\n", ret ? "moved" : "fired, record withdrawn",
+		       fmt_dur(d, sizeof(d), delay_ns));
+}
+
 /* @n timers were drained; the first @room of them are described in @u. */
 void print_never_ran(struct session *s, const struct htw_unexpired *u,
 		     int n, unsigned int room)

@@ -216,6 +216,31 @@ static void cancel_timer(struct session *s, const char *name)
 		t->done = true;
 }
 
+/* Move timer @name to @dur from now, keeping its handle. */
+static void rearm_timer(struct session *s, const char *name, const char *dur)
+{
+	struct timer *t = find_timer(s, name);
+	uint64_t now = htw_now(s->h) - s->start_ns, delay;
+	int ret;
+
+	if (!t) {
+		err("rearm: no timer named '%s'", name);
+		s->status = EXIT_USAGE;
+		return;
+	}
+	if (parse_dur("rearm", dur, &delay)) {
+		s->status = EXIT_USAGE;
+		return;
+	}
+	ret = htw_rearm(s->h, t->handle, delay);
+	print_rearm(now, t->name, delay, ret);
+	/* Pending again, whatever it was: the session waits for it. */
+	if (ret >= 0) {
+		t->delay_ns = delay;
+		t->done = false;
+	}
+}
+
 /* Cancel what is left and say what never ran. */
 static void drain_report(struct session *s)
 {
@@ -313,11 +338,13 @@ static void stdin_command(struct session *s, char *line)
 			schedule_timer(s, &s->timers[s->ntimers - 1]);
 	} else if (!strcmp(cmd, "cancel") && a1) {
 		cancel_timer(s, a1);
+	} else if (!strcmp(cmd, "rearm") && a1 && a2) {
+		rearm_timer(s, a1, a2);
 	} else if (!strcmp(cmd, "stats")) {
 		print_stats(s->h, s->json);
 	} else {
 		err("stdin: unknown command '%s' (%s)", cmd,
-		    "at DUR [NAME], every DUR [NAME], cancel NAME, stats");
+		    "at DUR [NAME], every DUR [NAME], cancel NAME, rearm NAME DUR, stats");
 		s->status = EXIT_USAGE;
 	}
 }

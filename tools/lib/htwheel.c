@@ -247,6 +247,60 @@ int htw_cancel(struct htw *h, uint64_t handle)
 	}
 }
 
+static int htw_rearm_batch(int fd, struct htw_rearm_entry *e, uint32_t n)
+{
+	struct htw_rearm req;
+
+	memset(&req, 0, sizeof(req));
+	req.entries = (uintptr_t)e;
+	req.count = n;
+	if (ioctl(fd, HTW_IOC_REARM, &req))
+		return htw_errno();
+	return req.rearmed;
+}
+
+int htw_rearm_many(struct htw *h, struct htw_rearm_entry *entries,
+		   unsigned int count)
+{
+	unsigned int done = 0, rearmed = 0;
+	int ret;
+
+	if (!h || count > INT_MAX)
+		return -EINVAL;
+	/* As in htw_cancel_many(): each chunk is checked whole by the kernel. */
+	while (done < count) {
+		uint32_t n = count - done;
+
+		if (n > HTW_BATCH_MAX)
+			n = HTW_BATCH_MAX;
+		ret = htw_rearm_batch(h->fd, entries + done, n);
+		/* Earlier chunks' re-arms happened: report them. */
+		if (ret < 0)
+			return done ? (int)rearmed : ret;
+		rearmed += ret;
+		done += n;
+	}
+	return rearmed;
+}
+
+/* mod_timer()'s answer: 1 if the timer was pending, 0 if it had expired. */
+int htw_rearm(struct htw *h, uint64_t handle, uint64_t delay_ns)
+{
+	struct htw_rearm_entry e = { .handle = handle, .expires = delay_ns };
+	int ret = htw_rearm_many(h, &e, 1);
+
+	if (ret < 0)
+		return ret;
+	switch (e.result) {
+	case HTW_REARMED:
+		return 1;
+	case HTW_REARM_FIRED:
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
 int htw_read(struct htw *h, struct htw_expiry *recs, unsigned int max)
 {
 	ssize_t n;

@@ -87,7 +87,7 @@ struct htw_setup {
  *             timers due close together share a tick; 0 for none
  * @flags:     HTW_TIMER_*
  * @pad:       must be 0
- * @handle:    out: the timer's handle, for HTW_IOC_CANCEL
+ * @handle:    out: the timer's handle, for HTW_IOC_CANCEL and HTW_IOC_REARM
  */
 struct htw_timer_entry {
 	__u64 cookie;
@@ -154,10 +154,14 @@ struct htw_cancel {
 	__u64 reserved[3];
 };
 
-/* struct htw_rearm_entry results */
+/*
+ * struct htw_rearm_entry results.  FIRED: the timer had expired and its
+ * record was not read yet; the record is withdrawn (read() never returns
+ * it) and the timer is pending again.  UNKNOWN: cancelled, drained, a
+ * one-shot whose record was read, another file's or never issued.
+ */
 #define HTW_REARMED		0	/* was pending; now due at the new time */
-#define HTW_REARM_FIRED		1	/* had expired, record unread: the record
-					 * is withdrawn, the timer pending again */
+#define HTW_REARM_FIRED		1	/* record withdrawn; pending again */
 #define HTW_REARM_UNKNOWN	2	/* no such timer on this file; nothing done */
 
 /**
@@ -168,8 +172,9 @@ struct htw_cancel {
  * @flags:   in: HTW_TIMER_ABSTIME or 0
  * @result:  out: HTW_REARMED, HTW_REARM_FIRED or HTW_REARM_UNKNOWN
  *
- * The timer keeps its handle, cookie, period and slack.  A periodic
- * timer's next expiry is the new time; later ones follow from it.
+ * The timer keeps its handle, cookie, period and slack, and never fires
+ * before the new time.  A periodic timer's next expiry is the new time;
+ * later ones follow from it, one period apart.
  */
 struct htw_rearm_entry {
 	__u64 handle;
@@ -186,6 +191,12 @@ struct htw_rearm_entry {
  * @rearmed:  out: entries whose result is HTW_REARMED (were pending)
  * @pad:      must be 0
  * @reserved: must be 0
+ *
+ * Like mod_timer(): works whether or not a timer is still pending, and
+ * says which it was.  Every entry is checked, and the results checked
+ * writable, before any timer moves; a file that never scheduled gets
+ * HTW_REARM_UNKNOWN for every entry and no wheel (HTW_IOC_SETUP still
+ * works).
  */
 struct htw_rearm {
 	__u64 entries;

@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define LIBHTWHEEL_VERSION_MAJOR	1
-#define LIBHTWHEEL_VERSION_MINOR	0
+#define LIBHTWHEEL_VERSION_MINOR	1
 
 /* The device htw_open() uses when htw_params.device is NULL. */
 #define HTW_DEVICE_PATH		"/dev/htwheel"
@@ -90,6 +90,10 @@ int htw_schedule_many(struct htw *h, struct htw_timer_entry *entries,
 int htw_cancel(struct htw *h, uint64_t handle);
 int htw_cancel_many(struct htw *h, struct htw_cancel_entry *entries,
 		    unsigned int count);
+/* Since libhtwheel 1.1 (LIBHTWHEEL_1.1). */
+int htw_rearm(struct htw *h, uint64_t handle, uint64_t delay_ns);
+int htw_rearm_many(struct htw *h, struct htw_rearm_entry *entries,
+		   unsigned int count);
 
 int htw_read(struct htw *h, struct htw_expiry *recs, unsigned int max);
 int htw_wait(struct htw *h, int64_t timeout_ns);
