@@ -18,12 +18,13 @@
  *   handles, and a timer freed between the look-up and the lock, name
  *   nothing, and nothing changes.
  * - htwheel_rearm_race: kthreads re-arm, cancel and schedule on shared
- *   handles while the tick runs and records are read and withdrawn: every
- *   timer fires once or is cancelled once, the counters agree, no memory
- *   is left behind, and lockdep stays quiet about the nested bucket locks.
+ *   handles while the tick runs (on a manual clock, then the real hrtimer
+ *   in softirq) and records are read and withdrawn: every timer fires
+ *   once or is cancelled once, the counters agree, no memory is left
+ *   behind, and lockdep stays quiet about the nested bucket locks.
  *
  * Manual-clock wheels (htw_t_manual()) move tick by tick, so every firing
- * tick is exact; one case uses the real hrtimer.
+ * tick is exact; two cases use the real hrtimer.
  */
 #include <kunit/test.h>
 #include <linux/completion.h>
@@ -770,13 +771,14 @@ static struct kunit_suite htwheel_rearm_unknown_suite = {
 
 struct htw_r_race {
 	struct htw_wheel *w;
+	bool manual;		/* this thread runs the ticks; else the hrtimer */
 	u64 *handle;		/* by cookie: every timer scheduled */
 	atomic_t *cancelled;	/* by cookie: cancels that said OK */
 	u32 slot[HTW_R_SHARED];	/* the cookie each shared slot names */
 	atomic_t cookies;	/* handed out */
 	atomic_t bad;		/* statuses outside the contract */
 	/* The reader's side, and the workers' totals once they are done. */
-	u32 ticks;
+	u32 ticks;		/* rounds of the reader (manual: ticks) */
 	u32 moved;		/* re-arms of a pending timer */
 	u32 withdrawn;		/* records taken back */
 	u32 taken;		/* records read */
@@ -923,9 +925,27 @@ static u32 htw_r_withdraw(struct kunit *test, struct htw_r_race *r,
 	return withdrawn;
 }
 
-static struct htw_r_race *htw_r_race_new(struct kunit *test)
+/*
+ * 8 slots: moves within and across levels 0 and 1 of 1 ms ticks, or of
+ * levels 0 to 3 of the real clock's 50 us ticks.
+ */
+static struct htw_wheel *htw_r_race_wheel(struct kunit *test, bool manual)
+{
+	struct htw_geometry geo = htw_t_geo(50 * US, 8, HTW_R_TIMERS);
+	struct htw_wheel *w;
+
+	if (manual)
+		return htw_t_manual(test, MS, 8, HTW_R_TIMERS, 0);
+	w = htw_wheel_create(&geo, NULL, NULL, GFP_KERNEL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(w));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action, w), 0);
+	return w;
+}
+
+static struct htw_r_race *htw_r_race_new(struct kunit *test, bool manual)
 {
 	struct htw_r_race *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
+	u64 now;
 	u32 c;
 
 	KUNIT_ASSERT_NOT_NULL(test, r);
@@ -934,9 +954,11 @@ static struct htw_r_race *htw_r_race_new(struct kunit *test)
 				     GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, r->handle);
 	KUNIT_ASSERT_NOT_NULL(test, r->cancelled);
-	r->w = htw_t_manual(test, MS, 8, HTW_R_TIMERS, 0);
+	r->manual = manual;
+	r->w = htw_r_race_wheel(test, manual);
+	now = htw_wheel_now(r->w);
 	for (c = 0; c < HTW_R_SHARED; c++) {
-		r->handle[c] = htw_t_sched(test, r->w, c, (c + 1) * MS, 0, 0);
+		r->handle[c] = htw_t_sched(test, r->w, c, now + (c + 1) * MS, 0, 0);
 		r->slot[c] = c;
 	}
 	atomic_set(&r->cookies, HTW_R_SHARED);
@@ -970,10 +992,34 @@ static void htw_r_expect_each_once(struct kunit *test, struct htw_r_race *r,
 }
 
 /*
+ * After the race: the manual clock runs out every deadline, or the real
+ * one is waited for (a few seconds at most), reading all the while.
+ */
+static void htw_r_run_out(struct kunit *test, struct htw_r_race *r,
+			  struct htw_r_log *log, u64 now)
+{
+	struct htw_wheel_stats st;
+	u32 i;
+
+	for (i = 0; i <= HTW_R_SPREAD / MS + 1 && r->manual; i++) {
+		now += MS;
+		htw_t_at(r->w, now);
+		r->taken += htw_r_read(test, r->w, log);
+	}
+	for (i = 0; i < 2000 && !r->manual; i++) {
+		r->taken += htw_r_read(test, r->w, log);
+		htw_t_stats(r->w, &st);
+		if (!st.pending && !st.ready)
+			break;
+		usleep_range(2000, 3000);
+	}
+}
+
+/*
  * Two kthreads re-arm, cancel and schedule on the shared handles while
- * this thread runs the ticks, withdraws records and reads the rest,
- * yielding in between so that the threads meet both pending timers and
- * queued records.  Then the clock runs out every deadline.
+ * the tick runs (this thread's, or the hrtimer's in softirq) and this
+ * thread withdraws records and reads the rest, yielding in between so
+ * that the threads meet both pending timers and queued records.
  */
 static noinline_for_stack void htw_r_hammer(struct kunit *test,
 					    struct htw_r_race *r,
@@ -995,8 +1041,10 @@ static noinline_for_stack void htw_r_hammer(struct kunit *test,
 	}
 	while (htw_r_running(wk)) {
 		r->ticks++;
-		now += MS;
-		htw_t_at(r->w, now);
+		if (r->manual) {
+			now += MS;
+			htw_t_at(r->w, now);
+		}
 		usleep_range(20, 40);
 		r->withdrawn += htw_r_withdraw(test, r, &rnd);
 		r->taken += htw_r_read(test, r->w, log);
@@ -1007,11 +1055,7 @@ static noinline_for_stack void htw_r_hammer(struct kunit *test,
 		KUNIT_EXPECT_EQ(test, wk[i].err, 0);
 		r->moved += wk[i].moved;
 	}
-	for (i = 0; i <= HTW_R_SPREAD / MS + 1; i++) {
-		now += MS;
-		htw_t_at(r->w, now);
-		r->taken += htw_r_read(test, r->w, log);
-	}
+	htw_r_run_out(test, r, log, now);
 }
 
 /* The wheel's counters agree with what the threads and the reader saw. */
@@ -1032,8 +1076,8 @@ static noinline_for_stack void htw_r_expect_books(struct kunit *test,
 	/* Every expiry counts, also those whose record was withdrawn. */
 	KUNIT_EXPECT_EQ(test, st.fired, r->taken + r->withdrawn);
 	KUNIT_EXPECT_EQ(test, r->taken + cancelled, cookies);
-	kunit_info(test, "%u ticks, %u moved, %u withdrawn, %u read, %llu cancelled",
-		   r->ticks, r->moved, r->withdrawn, r->taken, cancelled);
+	kunit_info(test, "%u rounds, %u moved, %u withdrawn, %u read, %llu cancelled, %llu wakeups",
+		   r->ticks, r->moved, r->withdrawn, r->taken, cancelled, st.tick_wakeups);
 }
 
 /*
@@ -1041,11 +1085,11 @@ static noinline_for_stack void htw_r_expect_books(struct kunit *test,
  * counters and by the slab; and lockdep, which turns itself off at its
  * first report, must still be on after the nested bucket locks.
  */
-static void htwheel_rearm_race_conservation(struct kunit *test)
+static void htw_r_race_run(struct kunit *test, bool manual)
 {
 	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
 	struct htw_r_log *log = htw_r_log_new(test, HTW_R_TIMERS);
-	struct htw_r_race *r = htw_r_race_new(test);
+	struct htw_r_race *r = htw_r_race_new(test, manual);
 	int locks_were_on = debug_locks;
 
 	htw_r_hammer(test, r, log);
@@ -1060,8 +1104,24 @@ static void htwheel_rearm_race_conservation(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, debug_locks);
 }
 
+/* The ticks run by this thread, one per round, between the workers' turns. */
+static void htwheel_rearm_race_conservation(struct kunit *test)
+{
+	htw_r_race_run(test, true);
+}
+
+/*
+ * The real hrtimer's expiry in softirq, which can also run between a
+ * re-arm's look-up and its lock (the timer then in transit or queued).
+ */
+static void htwheel_rearm_race_real_clock(struct kunit *test)
+{
+	htw_r_race_run(test, false);
+}
+
 static struct kunit_case htwheel_rearm_race_cases[] = {
 	KUNIT_CASE(htwheel_rearm_race_conservation),
+	KUNIT_CASE(htwheel_rearm_race_real_clock),
 	{}
 };
 
