@@ -118,7 +118,8 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 /* The section labels: what is timed, on both sides. */
 #define S_WARM	"in-kernel schedule+cancel, warm: a batch re-armed on the same objects over n pending"
 #define S_COLD	"in-kernel schedule+cancel, cold: random order over a population armed earlier, new random deadlines"
-#define S_REARM	"in-kernel re-arm of a pending timer: random timers of n pending moved and back, later or earlier first by turns"
+#define S_RA_WARM "in-kernel re-arm, warm: the same k of n pending moved by the same amounts and back every round, later or earlier first by turns"
+#define S_RA_COLD "in-kernel re-arm, cold: k random timers of a population armed earlier, new ones and new amounts every round, moved and back, later or earlier first by turns"
 #define S_EXP	"in-kernel expiry, real interrupt path: n overdue timers (spread over 1.07 s) released at once, release to last callback or record"
 #define S_STORM	"in-kernel expiry storm, real interrupt path: n timers due in one tick, released at once"
 #define S_MEM	"in-kernel memory per pending timer: objects x object size"
@@ -126,7 +127,7 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 #define W_HTW	"htwheel"
 #define W_HR	"kmem_cache(SLAB_ACCOUNT)+hrtimer_start / hrtimer_cancel+kmem_cache_free"
 #define W_TL	"kmem_cache(SLAB_ACCOUNT)+mod_timer / timer_delete+kmem_cache_free"
-#define W_TLF	"mod_timer / timer_delete, preallocated (floor)"
+#define W_TLF	"mod_timer / timer_delete on a preallocated timer_list"
 #define W_HR_RE	"hrtimer_start on a queued hrtimer"
 #define W_TL_RE	"mod_timer on a pending timer_list"
 #define W_HR_EX	"hrtimer (hard interrupt)"
@@ -212,7 +213,7 @@ static int cmp_u64(const void *a, const void *b)
 enum cid { C_HTW, C_HR, C_TL, C_TLF, NR_C };
 
 static const char *const c_who[NR_C] = { W_HTW, W_HR, W_TL, W_TLF };
-/* Who moves a pending timer, or NULL: the floor would repeat W_TL_RE. */
+/* Who moves a pending timer, or NULL: the preallocated one would repeat W_TL_RE. */
 static const char *const c_rearm_who[NR_C] = { W_HTW, W_HR_RE, W_TL_RE, NULL };
 
 /* The peers' objects: a timer and the cookie its user keeps with it. */
@@ -371,22 +372,28 @@ static __always_inline void c_disarm(enum cid c, u32 i)
 	}
 }
 
-/* Move pending timer @i to @deadline: htwheel has no modify operation. */
+/*
+ * Move pending timer @i to @deadline in place, each side saying it was
+ * pending (hrtimer_start() says nothing).
+ */
 static __always_inline void c_rearm(enum cid c, u32 i, u64 deadline)
 {
 	switch (c) {
 	case C_HTW:
-		c_disarm(c, i);
-		c_arm(c, i, deadline);
+		if (htw_wheel_rearm(hw, hw_handle[i], deadline, 0) !=
+		    HTW_WHEEL_REARM_PENDING)
+			c_err++;
 		break;
 	case C_HR:
 		hrtimer_start(&hro[i]->timer, ns_to_ktime(deadline), HRTIMER_MODE_ABS);
 		break;
 	case C_TL:
-		mod_timer(&tlo[i]->timer, tl_expires(deadline));
+		if (mod_timer(&tlo[i]->timer, tl_expires(deadline)) != 1)
+			c_err++;
 		break;
 	case C_TLF:
-		mod_timer(&tlf[i], tl_expires(deadline));
+		if (mod_timer(&tlf[i], tl_expires(deadline)) != 1)
+			c_err++;
 		break;
 	default:
 		break;
@@ -473,7 +480,7 @@ static unsigned long slab_attr(const char *cache, const char *attr)
 
 /* ---- timed rounds ---- */
 
-enum op_kind { OP_ARM, OP_DISARM, OP_REARM };
+enum op_kind { OP_ARM, OP_DISARM, OP_REARM, OP_REARM_CS };
 
 /* What one kind of operation accumulated over one repetition. */
 struct acc {
@@ -485,7 +492,7 @@ struct acc {
 
 static struct acc acc[4];
 static u32 *perm, *idx;
-static u64 *dl, *nd;
+static u64 *dl, *nd, *mv;
 
 /*
  * The per-operation clock: the TSC on x86 (UML's included), converted
@@ -526,12 +533,17 @@ static u64 op_ps(u64 cycles)
 
 static __always_inline void do_op(enum cid c, enum op_kind kind, u32 i, u64 d)
 {
-	if (kind == OP_ARM)
+	if (kind == OP_ARM) {
 		c_arm(c, i, d);
-	else if (kind == OP_DISARM)
+	} else if (kind == OP_DISARM) {
 		c_disarm(c, i);
-	else
+	} else if (kind == OP_REARM) {
 		c_rearm(c, i, d);
+	} else {
+		/* htwheel's way before it could re-arm in place: a new handle. */
+		c_disarm(c, i);
+		c_arm(c, i, d);
+	}
 }
 
 /*
@@ -635,6 +647,54 @@ static void report_memory(unsigned long n)
 }
 
 /*
+ * Re-arm: k pending timers of n + k moved by a random amount and back,
+ * later first in half the rounds and earlier first in the others, so the
+ * second move finds the objects the first one just touched.  Warm: the
+ * same k timers (n .. n + k - 1) and amounts every round.  Cold: k new
+ * random timers and amounts every round.  Each phase draws from its own
+ * seed, so every contender gets the same timers and amounts whichever
+ * phases ran before.  @how: OP_REARM or OP_REARM_CS, whose cases get @sfx.
+ */
+static void rearm_phase(enum cid c, unsigned long n, bool cold,
+			enum op_kind how, const char *sfx, const char *who)
+{
+	u32 k = batch, cap = n + k, r, j;
+	char later[48], earlier[48];
+
+	draws_start(n, cold ? 4 : 3);
+	if (cold)
+		for (j = 0; j < cap; j++)
+			perm[j] = j;
+	for (j = 0; j < k; j++) {
+		idx[j] = n + j;
+		mv[j] = draw_delay(MV_EXP_MIN, MV_EXP_MAX);
+	}
+	acc_reset();
+	for (r = 0; r < rounds; r++) {
+		bool later_first = !(r & 2);
+
+		if (cold) {
+			pick(perm, cap, k);
+			for (j = 0; j < k; j++) {
+				idx[j] = perm[j];
+				mv[j] = draw_delay(MV_EXP_MIN, MV_EXP_MAX);
+			}
+		}
+		for (j = 0; j < k; j++)
+			nd[j] = later_first ? dl[idx[j]] + mv[j] : dl[idx[j]] - mv[j];
+		run_ops(c, how, k, r & 1, &acc[later_first ? 2 : 3]);
+		for (j = 0; j < k; j++)
+			nd[j] = dl[idx[j]];
+		run_ops(c, how, k, r & 1, &acc[later_first ? 3 : 2]);
+		cond_resched();
+	}
+	snprintf(later, sizeof(later), "re-arm later%s", sfx);
+	snprintf(earlier, sizeof(earlier), "re-arm earlier%s", sfx);
+	acc_report(cold ? S_RA_COLD : S_RA_WARM, later, n, who, &acc[2]);
+	acc_report(cold ? S_RA_COLD : S_RA_WARM, earlier, n, who, &acc[3]);
+}
+
+/*
  * One contender, one repetition: fill n + k pending, then the phases.
  * Population n + k at every cancel, n at every schedule, in both the warm
  * and the cold phase.
@@ -695,31 +755,14 @@ static int run_contender(enum cid c, unsigned long n)
 	}
 	pair_report(S_COLD, n, c_who[c]);
 
-	/*
-	 * Re-arm: k random pending timers moved by a random amount and back,
-	 * later first in half the rounds and earlier first in the others: the
-	 * second move finds the objects the first one just touched.
-	 */
 	if (c_rearm_who[c]) {
-		acc_reset();
-		for (r = 0; r < rounds; r++) {
-			bool later_first = !(r & 2);
-			u64 mv;
-
-			pick(perm, cap, k);
-			for (j = 0; j < k; j++) {
-				idx[j] = perm[j];
-				mv = draw_delay(MV_EXP_MIN, MV_EXP_MAX);
-				nd[j] = later_first ? dl[idx[j]] + mv : dl[idx[j]] - mv;
-			}
-			run_ops(c, OP_REARM, k, r & 1, &acc[later_first ? 2 : 3]);
-			for (j = 0; j < k; j++)
-				nd[j] = dl[idx[j]];
-			run_ops(c, OP_REARM, k, r & 1, &acc[later_first ? 3 : 2]);
-			cond_resched();
-		}
-		acc_report(S_REARM, "re-arm later", n, c_rearm_who[c], &acc[2]);
-		acc_report(S_REARM, "re-arm earlier", n, c_rearm_who[c], &acc[3]);
+		rearm_phase(c, n, false, OP_REARM, "", c_rearm_who[c]);
+		rearm_phase(c, n, true, OP_REARM, "", c_rearm_who[c]);
+	}
+	/* The cancel+schedule rows last: they leave new handles behind. */
+	if (c == C_HTW) {
+		rearm_phase(c, n, false, OP_REARM_CS, ", cancel+schedule", W_HTW);
+		rearm_phase(c, n, true, OP_REARM_CS, ", cancel+schedule", W_HTW);
 	}
 
 	c_teardown(c, cap);
@@ -1056,10 +1099,11 @@ static int run_size(unsigned long n)
 	perm = kvmalloc_array(cap, sizeof(*perm), GFP_KERNEL);
 	idx = kvmalloc_array(batch, sizeof(*idx), GFP_KERNEL);
 	nd = kvmalloc_array(batch, sizeof(*nd), GFP_KERNEL);
+	mv = kvmalloc_array(batch, sizeof(*mv), GFP_KERNEL);
 	for (i = 0; i < ARRAY_SIZE(acc); i++)
 		acc[i].op_ns = kvmalloc_array((u64)batch * rounds,
 					      sizeof(u64), GFP_KERNEL);
-	if (!dl || !perm || !idx || !nd || !acc[0].op_ns || !acc[1].op_ns ||
+	if (!dl || !perm || !idx || !nd || !mv || !acc[0].op_ns || !acc[1].op_ns ||
 	    !acc[2].op_ns || !acc[3].op_ns) {
 		ret = -ENOMEM;
 		goto out;
@@ -1086,6 +1130,7 @@ out:
 	kvfree(perm);
 	kvfree(idx);
 	kvfree(nd);
+	kvfree(mv);
 	return ret;
 }
 
@@ -1168,7 +1213,8 @@ static int __init htw_bench_init(void)
 	ps = clock_read_ps();
 	emit("meta\tin-kernel per-op clock\trdtsc, %llu cycles in %llu ns, read %llu.%03llu ns\n",
 	     cal_cycles, cal_ns, div_u64(ps, 1000), ps % 1000);
-	emit("meta\tin-kernel htwheel re-arm\tcancel+schedule (no modify operation)\n");
+	emit("meta\tin-kernel htwheel re-arm\t%s\n",
+	     "htw_wheel_rearm() in place; the cases \"..., cancel+schedule\" take a new handle");
 	emit("meta\tin-kernel htwheel geometry\ttick_ns %llu slots %u\n",
 	     (u64)BENCH_TICK_NS, BENCH_SLOTS);
 	emit("meta\tin-kernel hz\t%u\n", HZ);
