@@ -48,6 +48,7 @@
 #include <linux/kthread.h>
 #include <linux/completion.h>
 #include <linux/delay.h>
+#include <linux/tick.h>
 #include <linux/fs.h>
 #include <linux/sort.h>
 #include <linux/atomic.h>
@@ -99,8 +100,10 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
  * [min, max).  Schedule/cancel: 68 s .. 73 min, so nothing fires during a
  * repetition even under qemu's emulation (levels 1 and 2 of a 1 ms x 512
  * htwheel).  Re-arm moves: 67 ms .. 8.6 s, each undone in its round,
- * so no deadline is ever less than 59 s after its timer was filled.  Expiry: 1 ms .. 1.07 s
- * (levels 0 and 1, so cascades are part of the cost).
+ * so no deadline is ever less than 59 s after its timer was filled.  Expiry:
+ * 1 ms .. 1.07 s after a lead that covers the arming (ex_lead_ns), so
+ * htwheel's timers sit in its levels 0 and 1 (cascades are part of the
+ * cost) and the timer wheel's in its levels 0 to 2, as the lead puts them.
  */
 #define SC_EXP_MIN	36
 #define SC_EXP_MAX	42
@@ -108,7 +111,6 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 #define MV_EXP_MAX	33
 #define EX_EXP_MIN	20
 #define EX_EXP_MAX	30
-#define EX_SPAN_NS	BIT_ULL(EX_EXP_MAX)
 
 #define BENCH_TICK_NS	NSEC_PER_MSEC
 #define BENCH_SLOTS	512
@@ -118,15 +120,16 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 /* The section labels: what is timed, on both sides. */
 #define S_WARM	"in-kernel schedule+cancel, warm: a batch re-armed on the same objects over n pending"
 #define S_COLD	"in-kernel schedule+cancel, cold: random order over a population armed earlier, new random deadlines"
-#define S_REARM	"in-kernel re-arm of a pending timer: random timers of n pending moved and back, later or earlier first by turns"
-#define S_EXP	"in-kernel expiry, real interrupt path: n overdue timers (spread over 1.07 s) released at once, release to last callback or record"
-#define S_STORM	"in-kernel expiry storm, real interrupt path: n timers due in one tick, released at once"
+#define S_RA_WARM "in-kernel re-arm, warm: the same k of n pending moved by the same amounts and back every round, later or earlier first by turns"
+#define S_RA_COLD "in-kernel re-arm, cold: k random timers of a population armed earlier, new ones and new amounts every round, moved and back, later or earlier first by turns"
+#define S_EXP	"in-kernel expiry, real interrupt path: n timers armed ahead with interrupts on, due over 1.07 s, expiring as they come due; busy CPU time of every CPU beyond an idle window's, first deadline to last callback or record"
+#define S_STORM	"in-kernel expiry storm, real interrupt path: n timers due in one tick, armed ahead with interrupts on; release (htwheel) or first callback (timer_list) to last"
 #define S_MEM	"in-kernel memory per pending timer: objects x object size"
 
 #define W_HTW	"htwheel"
 #define W_HR	"kmem_cache(SLAB_ACCOUNT)+hrtimer_start / hrtimer_cancel+kmem_cache_free"
 #define W_TL	"kmem_cache(SLAB_ACCOUNT)+mod_timer / timer_delete+kmem_cache_free"
-#define W_TLF	"mod_timer / timer_delete, preallocated (floor)"
+#define W_TLF	"mod_timer / timer_delete on a preallocated timer_list"
 #define W_HR_RE	"hrtimer_start on a queued hrtimer"
 #define W_TL_RE	"mod_timer on a pending timer_list"
 #define W_HR_EX	"hrtimer (hard interrupt)"
@@ -212,7 +215,7 @@ static int cmp_u64(const void *a, const void *b)
 enum cid { C_HTW, C_HR, C_TL, C_TLF, NR_C };
 
 static const char *const c_who[NR_C] = { W_HTW, W_HR, W_TL, W_TLF };
-/* Who moves a pending timer, or NULL: the floor would repeat W_TL_RE. */
+/* Who moves a pending timer, or NULL: the preallocated one would repeat W_TL_RE. */
 static const char *const c_rearm_who[NR_C] = { W_HTW, W_HR_RE, W_TL_RE, NULL };
 
 /* The peers' objects: a timer and the cookie its user keeps with it. */
@@ -371,22 +374,28 @@ static __always_inline void c_disarm(enum cid c, u32 i)
 	}
 }
 
-/* Move pending timer @i to @deadline: htwheel has no modify operation. */
+/*
+ * Move pending timer @i to @deadline in place, each side saying it was
+ * pending (hrtimer_start() says nothing).
+ */
 static __always_inline void c_rearm(enum cid c, u32 i, u64 deadline)
 {
 	switch (c) {
 	case C_HTW:
-		c_disarm(c, i);
-		c_arm(c, i, deadline);
+		if (htw_wheel_rearm(hw, hw_handle[i], deadline, 0) !=
+		    HTW_WHEEL_REARM_PENDING)
+			c_err++;
 		break;
 	case C_HR:
 		hrtimer_start(&hro[i]->timer, ns_to_ktime(deadline), HRTIMER_MODE_ABS);
 		break;
 	case C_TL:
-		mod_timer(&tlo[i]->timer, tl_expires(deadline));
+		if (mod_timer(&tlo[i]->timer, tl_expires(deadline)) != 1)
+			c_err++;
 		break;
 	case C_TLF:
-		mod_timer(&tlf[i], tl_expires(deadline));
+		if (mod_timer(&tlf[i], tl_expires(deadline)) != 1)
+			c_err++;
 		break;
 	default:
 		break;
@@ -473,7 +482,7 @@ static unsigned long slab_attr(const char *cache, const char *attr)
 
 /* ---- timed rounds ---- */
 
-enum op_kind { OP_ARM, OP_DISARM, OP_REARM };
+enum op_kind { OP_ARM, OP_DISARM, OP_REARM, OP_REARM_CS };
 
 /* What one kind of operation accumulated over one repetition. */
 struct acc {
@@ -485,7 +494,7 @@ struct acc {
 
 static struct acc acc[4];
 static u32 *perm, *idx;
-static u64 *dl, *nd;
+static u64 *dl, *nd, *mv;
 
 /*
  * The per-operation clock: the TSC on x86 (UML's included), converted
@@ -526,12 +535,17 @@ static u64 op_ps(u64 cycles)
 
 static __always_inline void do_op(enum cid c, enum op_kind kind, u32 i, u64 d)
 {
-	if (kind == OP_ARM)
+	if (kind == OP_ARM) {
 		c_arm(c, i, d);
-	else if (kind == OP_DISARM)
+	} else if (kind == OP_DISARM) {
 		c_disarm(c, i);
-	else
+	} else if (kind == OP_REARM) {
 		c_rearm(c, i, d);
+	} else {
+		/* htwheel's way before it could re-arm in place: a new handle. */
+		c_disarm(c, i);
+		c_arm(c, i, d);
+	}
 }
 
 /*
@@ -635,6 +649,54 @@ static void report_memory(unsigned long n)
 }
 
 /*
+ * Re-arm: k pending timers of n + k moved by a random amount and back,
+ * later first in half the rounds and earlier first in the others, so the
+ * second move finds the objects the first one just touched.  Warm: the
+ * same k timers (n .. n + k - 1) and amounts every round.  Cold: k new
+ * random timers and amounts every round.  Each phase draws from its own
+ * seed, so every contender gets the same timers and amounts whichever
+ * phases ran before.  @how: OP_REARM or OP_REARM_CS, whose cases get @sfx.
+ */
+static void rearm_phase(enum cid c, unsigned long n, bool cold,
+			enum op_kind how, const char *sfx, const char *who)
+{
+	u32 k = batch, cap = n + k, r, j;
+	char later[48], earlier[48];
+
+	draws_start(n, cold ? 4 : 3);
+	if (cold)
+		for (j = 0; j < cap; j++)
+			perm[j] = j;
+	for (j = 0; j < k; j++) {
+		idx[j] = n + j;
+		mv[j] = draw_delay(MV_EXP_MIN, MV_EXP_MAX);
+	}
+	acc_reset();
+	for (r = 0; r < rounds; r++) {
+		bool later_first = !(r & 2);
+
+		if (cold) {
+			pick(perm, cap, k);
+			for (j = 0; j < k; j++) {
+				idx[j] = perm[j];
+				mv[j] = draw_delay(MV_EXP_MIN, MV_EXP_MAX);
+			}
+		}
+		for (j = 0; j < k; j++)
+			nd[j] = later_first ? dl[idx[j]] + mv[j] : dl[idx[j]] - mv[j];
+		run_ops(c, how, k, r & 1, &acc[later_first ? 2 : 3]);
+		for (j = 0; j < k; j++)
+			nd[j] = dl[idx[j]];
+		run_ops(c, how, k, r & 1, &acc[later_first ? 3 : 2]);
+		cond_resched();
+	}
+	snprintf(later, sizeof(later), "re-arm later%s", sfx);
+	snprintf(earlier, sizeof(earlier), "re-arm earlier%s", sfx);
+	acc_report(cold ? S_RA_COLD : S_RA_WARM, later, n, who, &acc[2]);
+	acc_report(cold ? S_RA_COLD : S_RA_WARM, earlier, n, who, &acc[3]);
+}
+
+/*
  * One contender, one repetition: fill n + k pending, then the phases.
  * Population n + k at every cancel, n at every schedule, in both the warm
  * and the cold phase.
@@ -695,31 +757,14 @@ static int run_contender(enum cid c, unsigned long n)
 	}
 	pair_report(S_COLD, n, c_who[c]);
 
-	/*
-	 * Re-arm: k random pending timers moved by a random amount and back,
-	 * later first in half the rounds and earlier first in the others: the
-	 * second move finds the objects the first one just touched.
-	 */
 	if (c_rearm_who[c]) {
-		acc_reset();
-		for (r = 0; r < rounds; r++) {
-			bool later_first = !(r & 2);
-			u64 mv;
-
-			pick(perm, cap, k);
-			for (j = 0; j < k; j++) {
-				idx[j] = perm[j];
-				mv = draw_delay(MV_EXP_MIN, MV_EXP_MAX);
-				nd[j] = later_first ? dl[idx[j]] + mv : dl[idx[j]] - mv;
-			}
-			run_ops(c, OP_REARM, k, r & 1, &acc[later_first ? 2 : 3]);
-			for (j = 0; j < k; j++)
-				nd[j] = dl[idx[j]];
-			run_ops(c, OP_REARM, k, r & 1, &acc[later_first ? 3 : 2]);
-			cond_resched();
-		}
-		acc_report(S_REARM, "re-arm later", n, c_rearm_who[c], &acc[2]);
-		acc_report(S_REARM, "re-arm earlier", n, c_rearm_who[c], &acc[3]);
+		rearm_phase(c, n, false, OP_REARM, "", c_rearm_who[c]);
+		rearm_phase(c, n, true, OP_REARM, "", c_rearm_who[c]);
+	}
+	/* The cancel+schedule rows last: they leave new handles behind. */
+	if (c == C_HTW) {
+		rearm_phase(c, n, false, OP_REARM_CS, ", cancel+schedule", W_HTW);
+		rearm_phase(c, n, true, OP_REARM_CS, ", cancel+schedule", W_HTW);
 	}
 
 	c_teardown(c, cap);
@@ -730,15 +775,38 @@ static int run_contender(enum cid c, unsigned long n)
 
 /* ---- expiry: real interrupt paths ---- */
 
+/*
+ * Every contender is armed with interrupts on, for deadlines at least
+ * ex_lead_ns after the arming began: long enough for the arming to end
+ * first, so that nothing expires while it runs.  It starts at a guess
+ * per size and grows from what the arming took (the warm-up repetition
+ * pays for a guess that was short).
+ */
+#define EX_LEAD_MIN_NS	(100 * NSEC_PER_MSEC)
+#define EX_LEAD_PER_TIMER_NS	2000
+#define EX_IDLE_WINDOW_NS	(200 * NSEC_PER_MSEC)
+
+static u64 ex_lead_ns;
+
 static DECLARE_COMPLETION(ex_done);
 static atomic_t ex_fired;
 static unsigned long ex_expect;
-static u64 ex_last_ns;
+static u64 ex_first_ns, ex_last_ns;
 static u64 *ex_delay;
+static u64 *obs_t0, *obs_t1;
 
 static void ex_count(void)
 {
-	if (atomic_inc_return(&ex_fired) == ex_expect) {
+	int fired = atomic_inc_return(&ex_fired);
+	u64 now;
+
+	if (fired == 1) {
+		now = ktime_get_ns();
+		WRITE_ONCE(ex_first_ns, now);
+		if (obs_t0)
+			WRITE_ONCE(*obs_t0, now);
+	}
+	if (fired == ex_expect) {
 		WRITE_ONCE(ex_last_ns, ktime_get_ns());
 		complete(&ex_done);
 	}
@@ -771,46 +839,136 @@ static void ex_arm_start(unsigned long n)
 {
 	atomic_set(&ex_fired, 0);
 	ex_expect = n;
+	WRITE_ONCE(ex_first_ns, 0);
 	WRITE_ONCE(ex_last_ns, 0);
 	reinit_completion(&ex_done);
 }
 
-static u64 *obs_t0, *obs_t1;
-
 /*
- * Release to last, or 0 (error noted) if the backlog never completed.
- * With an observer, wait until it has had the CPU after the end.
+ * Whether the arming that began at @base ended in time (an error, from
+ * the first measured repetition on, if not); grows the lead for the next
+ * contender either way.
  */
-static u64 ex_wait(const char *who, unsigned long n, u64 t0)
+static bool ex_armed_in_time(const char *who, unsigned long n, u64 base)
+{
+	u64 took = ktime_get_ns() - base;
+	bool in_time = took + 2 * TICK_NSEC < ex_lead_ns;
+
+	if (!in_time && cur_rep)
+		error("expiry armed late (ns)", who, n, took);
+	ex_lead_ns = max(ex_lead_ns, 2 * took + EX_LEAD_MIN_NS);
+	return in_time;
+}
+
+/* False (error noted) if the expiry never completed. */
+static bool ex_wait(const char *who, unsigned long n)
 {
 	if (!wait_for_completion_timeout(&ex_done, nsecs_to_jiffies(WAIT_NS))) {
 		error("expiry incomplete", who, n, n - atomic_read(&ex_fired));
-		return 0;
+		return false;
 	}
 	if (obs_t1) {
 		WRITE_ONCE(*obs_t1, READ_ONCE(ex_last_ns));
 		usleep_range(4 * observer_us, 8 * observer_us);
 	}
-	return READ_ONCE(ex_last_ns) - t0;
+	return true;
 }
 
 /* Sleep, interrupts on, until @until on the monotonic clock. */
 static void sleep_until(u64 until)
 {
-	u64 now;
+	ktime_t at = ns_to_ktime(until);
 
-	while ((now = ktime_get_ns()) < until)
-		msleep(div_u64(until - now, NSEC_PER_MSEC) + 1);
+	while (ktime_get_ns() < until) {
+		set_current_state(TASK_UNINTERRUPTIBLE);
+		schedule_hrtimeout(&at, HRTIMER_MODE_ABS);
+	}
 }
 
 /*
- * htwheel: a real-clock wheel held (its hrtimer may fire, its runs do
- * nothing) while it is filled and while the deadlines pass; releasing it
- * arms the hrtimer for the earliest due tick, and the backlog goes
- * through the hrtimer softirq and the work item as in service.
- * @storm_delay: every timer's delay, or 0 for ex_delay[].
+ * CPU time spent outside the idle loop, summed over every online CPU:
+ * interrupts, softirqs and work items included, which no task's CPU
+ * clock is charged with.  The idle time is NOHZ's, kept to the
+ * nanosecond at each idle exit, so it needs the tick to be able to stop.
  */
-static u64 expire_htwheel(unsigned long n, u64 storm_delay)
+struct busy_mark {
+	u64 wall_ns;
+	u64 idle_us;
+};
+
+static bool busy_mark(struct busy_mark *m)
+{
+	unsigned int cpu;
+	u64 us;
+
+	m->wall_ns = ktime_get_ns();
+	m->idle_us = 0;
+	for_each_online_cpu(cpu) {
+		us = get_cpu_idle_time_us(cpu, NULL);
+		if (us == (u64)-1)
+			return false;
+		m->idle_us += us;
+	}
+	return true;
+}
+
+static u64 busy_between(const struct busy_mark *a, const struct busy_mark *b)
+{
+	u64 all = (b->wall_ns - a->wall_ns) * num_online_cpus();
+	u64 idle = (b->idle_us - a->idle_us) * NSEC_PER_USEC;
+
+	return all > idle ? all - idle : 0;
+}
+
+/* Busy ns per ms of an idle window, which the expiry windows subtract. */
+static u64 ex_idle_busy_per_ms;
+
+static void ex_measure_idle(unsigned long n)
+{
+	struct busy_mark a, b;
+
+	if (!busy_mark(&a)) {
+		error("no NOHZ idle time", "expiry", n, 0);
+		return;
+	}
+	sleep_until(a.wall_ns + EX_IDLE_WINDOW_NS);
+	busy_mark(&b);
+	ex_idle_busy_per_ms = div64_u64(busy_between(&a, &b) * NSEC_PER_MSEC,
+					b.wall_ns - a.wall_ns);
+	if (cur_rep == 1)
+		emit("meta\tin-kernel expiry idle busy n %lu\t%llu ns per ms\n",
+		     n, ex_idle_busy_per_ms);
+}
+
+/*
+ * Sleep until the deadlines begin at @from, then until the last expiry;
+ * the busy CPU time of that window beyond the idle window's, or 0.
+ */
+static u64 ex_busy_until_done(const char *who, unsigned long n, u64 from)
+{
+	struct busy_mark a, b;
+	u64 busy, idle;
+
+	sleep_until(from);
+	if (!busy_mark(&a)) {
+		error("no NOHZ idle time", who, n, 0);
+		return 0;
+	}
+	if (!ex_wait(who, n))
+		return 0;
+	busy_mark(&b);
+	busy = busy_between(&a, &b);
+	idle = div64_u64(ex_idle_busy_per_ms * (b.wall_ns - a.wall_ns),
+			 NSEC_PER_MSEC);
+	return busy > idle ? busy - idle : 0;
+}
+
+/*
+ * A real-clock wheel filled with n timers due @lead plus their delay
+ * (@storm_delay for every one, or 0 for ex_delay[]) after @base.
+ */
+static struct htw_wheel *ex_wheel_fill(unsigned long n, u64 *base, u64 lead,
+				       u64 storm_delay, bool hold)
 {
 	struct htw_geometry geo = {
 		.tick_ns = BENCH_TICK_NS,
@@ -819,21 +977,22 @@ static u64 expire_htwheel(unsigned long n, u64 storm_delay)
 		.max_pending = n,
 	};
 	struct htw_wheel *w;
-	u64 base, t0, h, d = 0;
 	unsigned long i;
+	u64 h;
 
 	w = htw_wheel_create(&geo, ex_ready, NULL, GFP_KERNEL);
 	if (IS_ERR(w)) {
 		error("wheel create", W_HTW, n, PTR_ERR(w));
-		return 0;
+		return NULL;
 	}
 	ex_arm_start(n);
-	htw_wheel_hold(w);
-	base = htw_wheel_now(w);
+	if (hold)
+		htw_wheel_hold(w);
+	*base = htw_wheel_now(w);
 	for (i = 0; i < n; i++) {
 		struct htw_timer_spec spec = {
 			.cookie = i,
-			.deadline_ns = base + (storm_delay ?: ex_delay[i]),
+			.deadline_ns = *base + lead + (storm_delay ?: ex_delay[i]),
 		};
 
 		if (htw_wheel_schedule(w, &spec, &h))
@@ -841,68 +1000,79 @@ static u64 expire_htwheel(unsigned long n, u64 storm_delay)
 		if (!(i % RESCHED_EVERY))
 			cond_resched();
 	}
-	sleep_until(base + (storm_delay ?: EX_SPAN_NS) + 2 * BENCH_TICK_NS);
-	t0 = ktime_get_ns();
-	if (obs_t0)
-		WRITE_ONCE(*obs_t0, t0);
-	htw_wheel_release(w);
-	d = ex_wait(W_HTW, n, t0);
+	return w;
+}
+
+/*
+ * htwheel, spread: the backlog of each due tick goes through the hrtimer
+ * softirq and the work item as in service, as the deadlines pass.
+ */
+static u64 expire_htwheel(unsigned long n)
+{
+	struct htw_wheel *w;
+	u64 base, d = 0;
+
+	w = ex_wheel_fill(n, &base, ex_lead_ns, 0, false);
+	if (!w)
+		return 0;
+	if (ex_armed_in_time(W_HTW, n, base))
+		d = ex_busy_until_done(W_HTW, n, base + ex_lead_ns);
 	htw_wheel_destroy(w);
 	return d;
 }
 
 /*
- * hrtimer and timer_list: armed with interrupts off, which also holds
- * their expiry until the deadlines have passed; enabling interrupts lets
- * one hrtimer interrupt (hrtimer) or one timer softirq (timer_list)
- * expire them all.  Arrays, no allocation: nothing is freed on expiry on
- * either side (htwheel's records stay queued).
+ * htwheel, storm: a wheel held (its hrtimer may fire, its runs do
+ * nothing; interrupts stay on) while it is filled and the tick passes;
+ * releasing it arms the hrtimer for the due tick at once, and the storm
+ * goes through the hrtimer softirq and the work item.  Release to last.
  */
-static u64 expire_kernel(bool hrt, unsigned long n, bool one_jiffy)
+static u64 storm_htwheel(unsigned long n)
 {
-	const char *who = hrt ? W_HR_EX : W_TL_EX;
+	struct htw_wheel *w;
+	u64 base, t0, d = 0;
+
+	w = ex_wheel_fill(n, &base, 0, BENCH_TICK_NS, true);
+	if (!w)
+		return 0;
+	sleep_until(base + 3 * BENCH_TICK_NS);
+	t0 = ktime_get_ns();
+	WRITE_ONCE(*obs_t0, t0);
+	htw_wheel_release(w);
+	if (ex_wait(W_HTW, n))
+		d = READ_ONCE(ex_last_ns) - t0;
+	htw_wheel_destroy(w);
+	return d;
+}
+
+/*
+ * The kernel's timers: arrays, no allocation, so nothing is freed on
+ * expiry on either side (htwheel's records stay queued).
+ */
+static void *ex_kernel_alloc(bool hrt, unsigned long n)
+{
 	struct timer_list *tl = NULL;
 	struct hrtimer *hr = NULL;
-	unsigned long flags, i, j0;
-	u64 base, t0, span, d;
+	unsigned long i;
 
 	if (hrt)
 		hr = kvcalloc(n, sizeof(*hr), GFP_KERNEL);
 	else
 		tl = kvcalloc(n, sizeof(*tl), GFP_KERNEL);
-	if (!hr && !tl) {
-		error("alloc", who, n, -ENOMEM);
-		return 0;
-	}
-	for (i = 0; i < n; i++) {
-		if (hrt)
-			htw_hrtimer_setup(&hr[i], ex_hr_fn, CLOCK_MONOTONIC,
-					  HRTIMER_MODE_ABS);
-		else
-			timer_setup(&tl[i], ex_tl_fn, 0);
-	}
+	for (i = 0; hr && i < n; i++)
+		htw_hrtimer_setup(&hr[i], ex_hr_fn, CLOCK_MONOTONIC,
+				  HRTIMER_MODE_ABS);
+	for (i = 0; tl && i < n; i++)
+		timer_setup(&tl[i], ex_tl_fn, 0);
 	ex_arm_start(n);
-	span = one_jiffy ? 0 : EX_SPAN_NS;
+	return hr ? (void *)hr : (void *)tl;
+}
 
-	local_irq_save(flags);
-	base = ktime_get_ns();
-	j0 = jiffies;
-	for (i = 0; i < n; i++) {
-		if (hrt)
-			hrtimer_start(&hr[i], ns_to_ktime(base + (one_jiffy ?
-				      BENCH_TICK_NS : ex_delay[i])), HRTIMER_MODE_ABS);
-		else
-			mod_timer(&tl[i], j0 + (one_jiffy ? 1 :
-				  nsecs_to_jiffies(ex_delay[i]) + 1));
-	}
-	/* timer_list rounds up to jiffies: wait two more. */
-	while (ktime_get_ns() < base + span + 3 * TICK_NSEC)
-		cpu_relax();
-	t0 = ktime_get_ns();
-	if (obs_t0)
-		WRITE_ONCE(*obs_t0, t0);
-	local_irq_restore(flags);
-	d = ex_wait(who, n, t0);
+static void ex_kernel_free(bool hrt, void *timers, unsigned long n)
+{
+	struct timer_list *tl = timers;
+	struct hrtimer *hr = timers;
+	unsigned long i;
 
 	for (i = 0; i < n; i++) {
 		if (hrt)
@@ -912,8 +1082,75 @@ static u64 expire_kernel(bool hrt, unsigned long n, bool one_jiffy)
 		if (!(i % RESCHED_EVERY))
 			cond_resched();
 	}
-	kvfree(hr);
-	kvfree(tl);
+	kvfree(timers);
+}
+
+/*
+ * hrtimer and timer_list, spread: each expires through one hard
+ * interrupt (hrtimer) or timer softirq (timer_list) per due instant, as
+ * the deadlines pass.
+ */
+static u64 expire_kernel(bool hrt, unsigned long n)
+{
+	const char *who = hrt ? W_HR_EX : W_TL_EX;
+	struct timer_list *tl;
+	struct hrtimer *hr;
+	unsigned long i, j0;
+	u64 base, d = 0;
+	void *timers;
+
+	timers = ex_kernel_alloc(hrt, n);
+	if (!timers) {
+		error("alloc", who, n, -ENOMEM);
+		return 0;
+	}
+	hr = timers;
+	tl = timers;
+	base = ktime_get_ns();
+	j0 = jiffies;
+	for (i = 0; i < n; i++) {
+		if (hrt)
+			hrtimer_start(&hr[i], ns_to_ktime(base + ex_lead_ns + ex_delay[i]),
+				      HRTIMER_MODE_ABS);
+		else
+			mod_timer(&tl[i], j0 + nsecs_to_jiffies(ex_lead_ns + ex_delay[i]) + 1);
+		if (!(i % RESCHED_EVERY))
+			cond_resched();
+	}
+	if (ex_armed_in_time(who, n, base))
+		d = ex_busy_until_done(who, n, base + ex_lead_ns);
+	ex_kernel_free(hrt, timers, n);
+	return d;
+}
+
+/*
+ * timer_list, storm: n timers due in one jiffy ex_lead_ns ahead, expired
+ * by one timer softirq as that jiffy passes.  From the first callback to
+ * the last: the interrupt and the softirq's entry before the first one
+ * are not counted, a few microseconds in the peer's favour.
+ */
+static u64 storm_kernel(unsigned long n)
+{
+	const char *who = W_TL_EX;
+	struct timer_list *tl;
+	unsigned long i, due;
+	u64 base, d = 0;
+
+	tl = ex_kernel_alloc(false, n);
+	if (!tl) {
+		error("alloc", who, n, -ENOMEM);
+		return 0;
+	}
+	base = ktime_get_ns();
+	due = jiffies + nsecs_to_jiffies(ex_lead_ns) + 1;
+	for (i = 0; i < n; i++) {
+		mod_timer(&tl[i], due);
+		if (!(i % RESCHED_EVERY))
+			cond_resched();
+	}
+	if (ex_armed_in_time(who, n, base) && ex_wait(who, n))
+		d = READ_ONCE(ex_last_ns) - READ_ONCE(ex_first_ns);
+	ex_kernel_free(false, tl, n);
 	return d;
 }
 
@@ -933,10 +1170,11 @@ static void run_expiry(unsigned long n)
 	draws_start(n, 2);
 	for (i = 0; i < n; i++)
 		ex_delay[i] = draw_delay(EX_EXP_MIN, EX_EXP_MAX);
+	ex_measure_idle(n);
 	for (j = 0; j < 3; j++) {
 		unsigned int c = order[cur_rep & 1][j];
 
-		d = c == 0 ? expire_htwheel(n, 0) : expire_kernel(c == 1, n, false);
+		d = c == 0 ? expire_htwheel(n) : expire_kernel(c == 1, n);
 		if (d)
 			record(S_EXP, "expiry per timer", n, who[c], "ns",
 			       div64_u64(d * 1000, n));
@@ -952,9 +1190,10 @@ static DECLARE_COMPLETION(obs_running);
 
 /*
  * Wakes every observer_us; its delay counts from the later of its due
- * time and the release, so the interrupts-off fill before it does not,
- * and only for wake-ups due before the storm ended (obs_end), so the
- * teardown after it does not either.
+ * time and the release (htwheel's release, the timer_list's first
+ * callback), so the fill before it does not, and only for wake-ups due
+ * before the storm ended (obs_end), so the teardown after it does not
+ * either.
  */
 static int observer_fn(void *arg)
 {
@@ -1016,8 +1255,7 @@ static void run_storm(unsigned long n)
 		usleep_range(2 * observer_us, 4 * observer_us);
 		obs_t0 = &obs_release;
 		obs_t1 = &obs_end;
-		d = c == 0 ? expire_htwheel(n, BENCH_TICK_NS) :
-			     expire_kernel(false, n, true);
+		d = c == 0 ? storm_htwheel(n) : storm_kernel(n);
 		obs_t0 = NULL;
 		obs_t1 = NULL;
 		kthread_stop(obs);
@@ -1056,14 +1294,16 @@ static int run_size(unsigned long n)
 	perm = kvmalloc_array(cap, sizeof(*perm), GFP_KERNEL);
 	idx = kvmalloc_array(batch, sizeof(*idx), GFP_KERNEL);
 	nd = kvmalloc_array(batch, sizeof(*nd), GFP_KERNEL);
+	mv = kvmalloc_array(batch, sizeof(*mv), GFP_KERNEL);
 	for (i = 0; i < ARRAY_SIZE(acc); i++)
 		acc[i].op_ns = kvmalloc_array((u64)batch * rounds,
 					      sizeof(u64), GFP_KERNEL);
-	if (!dl || !perm || !idx || !nd || !acc[0].op_ns || !acc[1].op_ns ||
+	if (!dl || !perm || !idx || !nd || !mv || !acc[0].op_ns || !acc[1].op_ns ||
 	    !acc[2].op_ns || !acc[3].op_ns) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	ex_lead_ns = EX_LEAD_MIN_NS + n * EX_LEAD_PER_TIMER_NS;
 	for (cur_rep = 0; cur_rep <= reps; cur_rep++) {
 		for (j = 0; j < NR_C; j++) {
 			enum cid c = cur_rep & 1 ? NR_C - 1 - j : j;
@@ -1077,6 +1317,9 @@ static int run_size(unsigned long n)
 		if (expiry)
 			run_expiry(n);
 	}
+	if (expiry)
+		emit("meta\tin-kernel expiry lead n %lu\t%llu ms, arming to first deadline\n",
+		     n, div_u64(ex_lead_ns, NSEC_PER_MSEC));
 out:
 	for (i = 0; i < ARRAY_SIZE(acc); i++) {
 		kvfree(acc[i].op_ns);
@@ -1086,6 +1329,7 @@ out:
 	kvfree(perm);
 	kvfree(idx);
 	kvfree(nd);
+	kvfree(mv);
 	return ret;
 }
 
@@ -1116,9 +1360,11 @@ static void run_all(void)
 		return;
 	list = kstrdup(storm, GFP_KERNEL);
 	cur = list;
-	while (list && next_size(&cur, &n))
+	while (list && next_size(&cur, &n)) {
+		ex_lead_ns = EX_LEAD_MIN_NS + n * EX_LEAD_PER_TIMER_NS;
 		for (cur_rep = 0; cur_rep <= reps; cur_rep++)
 			run_storm(n);
+	}
 	kfree(list);
 }
 
@@ -1168,7 +1414,8 @@ static int __init htw_bench_init(void)
 	ps = clock_read_ps();
 	emit("meta\tin-kernel per-op clock\trdtsc, %llu cycles in %llu ns, read %llu.%03llu ns\n",
 	     cal_cycles, cal_ns, div_u64(ps, 1000), ps % 1000);
-	emit("meta\tin-kernel htwheel re-arm\tcancel+schedule (no modify operation)\n");
+	emit("meta\tin-kernel htwheel re-arm\t%s\n",
+	     "htw_wheel_rearm() in place; the cases \"..., cancel+schedule\" take a new handle");
 	emit("meta\tin-kernel htwheel geometry\ttick_ns %llu slots %u\n",
 	     (u64)BENCH_TICK_NS, BENCH_SLOTS);
 	emit("meta\tin-kernel hz\t%u\n", HZ);

@@ -2,12 +2,15 @@
 /*
  * Re-arm of a pending timer, the commonest server operation: N timers
  * pending, a random subset of them moved later, then back earlier.
- * htwheel has no modify operation: its way is cancel + schedule, one
- * timer per ioctl pair or batched as an event loop flushes its changes.
+ * htwheel moves them in place with HTW_IOC_REARM, batched as an event
+ * loop flushes its changes; its older way, cancel + schedule (a new
+ * handle each time), one timer per ioctl pair or batched, is kept beside
+ * it for reference.
  */
 #include "peers.h"
 #include "ubench.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -17,11 +20,11 @@
 /* Re-arms per window: enough for the CPU clock, bounded for UML's syscalls. */
 #define REARM_MAX	10000
 
-enum rearm_kind { R_WHEEL, R_TIMERFD, R_POSIX, R_UV, R_EV };
+enum rearm_kind { R_WHEEL, R_WHEEL_CS, R_TIMERFD, R_POSIX, R_UV, R_EV };
 
 struct rearm_impl {
 	enum rearm_kind kind;
-	unsigned long batch;		/* R_WHEEL: re-arms per ioctl pair */
+	unsigned long batch;		/* timers per HTW_IOC_REARM or ioctl pair */
 	int fd;
 	uint64_t *handle;
 	int *fds;
@@ -39,6 +42,7 @@ struct rearm_ctx {
 	uint64_t *to;
 	struct htw_timer_entry *e;
 	struct htw_cancel_entry *c;
+	struct htw_rearm_entry *re;
 };
 
 struct rearm_case {
@@ -59,8 +63,32 @@ static uint64_t rearm_delay(void)
 	return (1ULL << e) + (rnd() & ((1ULL << e) - 1));
 }
 
-static unsigned long wheel_move(struct rearm_ctx *r, struct rearm_impl *m,
-				const uint64_t *to)
+/* In place: the handles stay, and every timer must have been pending. */
+static unsigned long wheel_rearm(struct rearm_ctx *r, struct rearm_impl *m,
+				 const uint64_t *to)
+{
+	unsigned long j, off, cnt, calls = 0;
+
+	for (off = 0; off < r->k; off += m->batch) {
+		struct htw_rearm rs = { .entries = (uintptr_t)r->re };
+
+		cnt = r->k - off < m->batch ? r->k - off : m->batch;
+		for (j = 0; j < cnt; j++) {
+			unsigned long i = r->idx[off + j];
+
+			r->re[j] = (struct htw_rearm_entry){ .handle = m->handle[i],
+							     .expires = to[i] };
+		}
+		rs.count = cnt;
+		if (ioctl(m->fd, HTW_IOC_REARM, &rs) < 0 || rs.rearmed != cnt)
+			die("HTW_IOC_REARM");
+		calls++;
+	}
+	return calls;
+}
+
+static unsigned long wheel_cancel_schedule(struct rearm_ctx *r, struct rearm_impl *m,
+					   const uint64_t *to)
 {
 	unsigned long j, off, cnt, calls = 0;
 
@@ -107,7 +135,9 @@ static unsigned long move(struct rearm_ctx *r, struct rearm_impl *m,
 
 	switch (m->kind) {
 	case R_WHEEL:
-		return wheel_move(r, m, to);
+		return wheel_rearm(r, m, to);
+	case R_WHEEL_CS:
+		return wheel_cancel_schedule(r, m, to);
 	case R_TIMERFD:
 		for (j = 0; j < r->k; j++) {
 			i = r->idx[j];
@@ -171,6 +201,7 @@ static void arm_all(struct rearm_ctx *r, struct rearm_impl *m, unsigned long n)
 
 	switch (m->kind) {
 	case R_WHEEL:
+	case R_WHEEL_CS:
 		m->fd = open_wheel(0);
 		m->handle = xcalloc(n, sizeof(*m->handle));
 		for (i = 0; i < n; i++)
@@ -227,6 +258,7 @@ static void release(struct rearm_impl *m, unsigned long n)
 
 	switch (m->kind) {
 	case R_WHEEL:
+	case R_WHEEL_CS:
 		close(m->fd);
 		free(m->handle);
 		break;
@@ -252,6 +284,20 @@ static void release(struct rearm_impl *m, unsigned long n)
 	}
 }
 
+/*
+ * Whether the loaded htwheel.ko knows HTW_IOC_REARM: an empty batch is
+ * refused with EINVAL by one that does, ENOTTY by one that does not.
+ */
+static int rearm_supported(void)
+{
+	struct htw_rearm rs = { 0 };
+	int fd = open_wheel(0), ok;
+
+	ok = ioctl(fd, HTW_IOC_REARM, &rs) < 0 && errno == EINVAL;
+	close(fd);
+	return ok;
+}
+
 int bench_rearm(unsigned long n)
 {
 	static const char section[] =
@@ -261,20 +307,21 @@ int bench_rearm(unsigned long n)
 		unsigned long batch;
 		const char *who;
 	} impls[] = {
-		{ R_WHEEL, 1, "htwheel" },
-		{ R_WHEEL, 64, "htwheel" },
+		{ R_WHEEL, 1024, "htwheel" },
+		{ R_WHEEL_CS, 1, "htwheel" },
+		{ R_WHEEL_CS, 64, "htwheel" },
 		{ R_TIMERFD, 0, "timerfd_settime (armed)" },
 		{ R_POSIX, 0, "timer_settime (armed POSIX timer)" },
 		{ R_UV, 0, "libuv uv_timer_again" },
 		{ R_EV, 0, "libev ev_timer_again" },
 	};
-	static char kases[2][2][96];
+	static char kases[2][3][96];
 	struct rearm_impl m[ARRAY_SIZE(impls)];
 	struct rearm_case rc[2 * ARRAY_SIZE(impls)];
 	struct contender c[2 * ARRAY_SIZE(impls)];
 	struct rearm_ctx r = { .n = n, .k = n < REARM_MAX ? n : REARM_MAX };
-	unsigned long i, nc = 0, *perm;
-	int later;
+	unsigned long i, nc = 0, nm = 0, *perm;
+	int later, in_place = rearm_supported();
 
 	meta_run("rearm");
 	raise_limits(n);
@@ -283,6 +330,7 @@ int bench_rearm(unsigned long n)
 	r.to = xcalloc(n, sizeof(*r.to));
 	r.e = xcalloc(n, sizeof(*r.e));
 	r.c = xcalloc(n, sizeof(*r.c));
+	r.re = xcalloc(r.k, sizeof(*r.re));
 	perm = xcalloc(n, sizeof(*perm));
 	for (i = 0; i < n; i++) {
 		r.a[i] = rearm_delay();
@@ -301,29 +349,40 @@ int bench_rearm(unsigned long n)
 	put_meta("re-arm delays",
 		 "armed log-uniform 18..73 min; each pass moves each chosen timer 10..20 s later (or earlier) than the pass before");
 
-	for (later = 1; later >= 0; later--)
-		for (i = 0; i < 2; i++)
-			snprintf(kases[later][i], sizeof(kases[later][i]),
-				 "re-arm %s, htwheel cancel+schedule %s",
-				 later ? "later" : "earlier",
-				 i ? "batched 64 per ioctl pair" : "one per ioctl pair");
+	for (later = 1; later >= 0; later--) {
+		const char *dir = later ? "later" : "earlier";
+
+		snprintf(kases[later][0], sizeof(kases[later][0]),
+			 "re-arm %s, htwheel HTW_IOC_REARM batched 1024 per ioctl", dir);
+		snprintf(kases[later][1], sizeof(kases[later][1]),
+			 "re-arm %s, htwheel cancel+schedule one per ioctl pair", dir);
+		snprintf(kases[later][2], sizeof(kases[later][2]),
+			 "re-arm %s, htwheel cancel+schedule batched 64 per ioctl pair", dir);
+	}
+	if (!in_place)
+		put_meta("re-arm in place", "HTW_IOC_REARM unknown to this htwheel.ko: not run");
 	for (i = 0; i < ARRAY_SIZE(impls); i++) {
-		m[i] = (struct rearm_impl){ .kind = impls[i].kind, .batch = impls[i].batch };
-		arm_all(&r, &m[i], n);
+		if (impls[i].kind == R_WHEEL && !in_place)
+			continue;
+		m[nm] = (struct rearm_impl){ .kind = impls[i].kind, .batch = impls[i].batch };
+		arm_all(&r, &m[nm], n);
 		for (later = 1; later >= 0; later--) {
 			const char *kase = NULL;
 
 			if (impls[i].kind == R_WHEEL)
-				kase = kases[later][impls[i].batch > 1];
-			rc[nc] = (struct rearm_case){ .r = &r, .m = &m[i], .later = later };
+				kase = kases[later][0];
+			else if (impls[i].kind == R_WHEEL_CS)
+				kase = kases[later][impls[i].batch > 1 ? 2 : 1];
+			rc[nc] = (struct rearm_case){ .r = &r, .m = &m[nm], .later = later };
 			c[nc] = (struct contender){ .who = impls[i].who, .kase = kase,
 						    .run = run_rearm, .ctx = &rc[nc],
 						    .group = later ? "later" : "earlier" };
 			nc++;
 		}
+		nm++;
 	}
 	run_section(section, n, c, nc, NSEC_PER_SEC, UB_REPS);
-	for (i = 0; i < ARRAY_SIZE(impls); i++)
+	for (i = 0; i < nm; i++)
 		release(&m[i], n);
 	return 0;
 }
