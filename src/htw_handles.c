@@ -264,15 +264,14 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_destroy);
  */
 void htw_handles_age(struct htw_handles *h, u64 gen)
 {
+	u32 id, next;
 	void *obj;
-	u32 id;
 
 	spin_lock(&h->lock);
-	for (id = h->head; id != HTW_ID_NONE;
-	     id = htw_free_word_next(READ_ONCE(*htw_word(h, obj)))) {
+	for (id = h->head; id != HTW_ID_NONE; id = next) {
 		obj = htw_id_object(h, id);
-		htw_set_word(h, obj, htw_free_word(gen,
-				htw_free_word_next(READ_ONCE(*htw_word(h, obj)))));
+		next = htw_free_word_next(READ_ONCE(*htw_word(h, obj)));
+		htw_set_word(h, obj, htw_free_word(gen, next));
 	}
 	spin_unlock(&h->lock);
 }

@@ -620,20 +620,27 @@ static void pair_report(const char *section, unsigned long n, const char *who)
 	acc_report(section, "cancel", n, who, &acc[1]);
 }
 
+/*
+ * What the wheel holds for n pending timers: its chunks of timers, each an
+ * object of the htw_timer cache counted at the cache's own slab_size
+ * (what an object really takes in its slab), plus the structures fixed
+ * at creation.  Our wheel is the only one alive, so the cache's count of
+ * objects must match its chunks.
+ */
 static void report_memory(unsigned long n)
 {
 	unsigned long objsize = slab_attr("htw_timer", "slab_size");
+	unsigned long chunk = slab_attr("htw_timer", "object_size");
 	struct htw_geometry geo;
-	u64 bytes;
+	u64 chunks, bytes;
 
-	if (!objsize) {
+	if (!objsize || !chunk) {
 		error("no /sys/kernel/slab/htw_timer/slab_size", W_HTW, n, 0);
 		return;
 	}
 	htw_wheel_geometry(hw, &geo);
-	/* Our wheel's timers are the only ones alive: counted exactly. */
-	bytes = (u64)htw_timers_allocated() * objsize +
-		htw_wheel_footprint(&geo) + htw_wheel_handle_bytes(hw);
+	chunks = div64_u64(htw_wheel_handle_bytes(hw), chunk);
+	bytes = chunks * objsize + htw_wheel_footprint(&geo);
 	record(S_MEM, "bytes per pending timer", n, W_HTW, "B",
 	       div64_u64(bytes * 1000, n));
 	record(S_MEM, "bytes per pending timer", n, "struct timer_list (sizeof)",
@@ -641,11 +648,9 @@ static void report_memory(unsigned long n)
 	record(S_MEM, "bytes per pending timer", n, "struct hrtimer (sizeof)",
 	       "B", sizeof(struct hrtimer) * 1000);
 	if (cur_rep == 1)
-		emit("meta\thtw_timer mem n %lu\t%ld x %lu (object %lu, in use %lu) + %zu + %zu\n",
-		     n, htw_timers_allocated(), objsize,
-		     slab_attr("htw_timer", "object_size"),
-		     slab_attr("htw_timer", "objects"),
-		     htw_wheel_footprint(&geo), htw_wheel_handle_bytes(hw));
+		emit("meta\thtw_timer mem n %lu\t%llu chunks x %lu (object %lu, in use %lu)"
+		     " + %zu; %ld timers\n", n, chunks, objsize, chunk, slab_attr("htw_timer", "objects"),
+		     htw_wheel_footprint(&geo), htw_timers_allocated());
 }
 
 /*
