@@ -586,8 +586,10 @@ enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 	*point = U64_MAX;
 	for (;;) {
 		t = htw_handle_lookup(&w->handles, handle);
-		if (!t || READ_ONCE(t->handle) != handle)
+		if (!t || READ_ONCE(t->handle) != handle) {
+			ret = HTW_WHEEL_REARM_UNKNOWN;	/* maybe gone meanwhile */
 			break;
+		}
 		/* The identity before the place; see htw_timer_is(). */
 		smp_rmb();
 		where = READ_ONCE(t->where);
