@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * htwheel handle table: ids with generations, a FIFO free list kept in
+ * htwheel handle table: ids with generations, a free stack kept in
  * the free objects' handle words, chunks of objects allocated on demand,
  * lockless lookups.  See htw_handles.h.
  */
@@ -54,23 +54,6 @@ static void htw_set_word(struct htw_handles *h, void *obj, u64 word)
 	WRITE_ONCE(*htw_word(h, obj), word);
 }
 
-/* Append the chain first..last, already linked through its words. */
-static void htw_free_append_locked(struct htw_handles *h, u32 first, u32 last)
-{
-	void *tail;
-	u64 word;
-
-	lockdep_assert_held(&h->lock);
-	if (h->tail == HTW_ID_NONE) {
-		h->head = first;
-	} else {
-		tail = htw_id_object(h, h->tail);
-		word = READ_ONCE(*htw_word(h, tail));
-		htw_set_word(h, tail, htw_free_word(htw_free_word_gen(word), first));
-	}
-	h->tail = last;
-}
-
 static int htw_handles_grow(struct htw_handles *h)
 {
 	u32 i, first;
@@ -90,23 +73,24 @@ static int htw_handles_grow(struct htw_handles *h)
 		goto out;
 	}
 	first = h->used_chunks * HTW_IDS_PER_CHUNK;
-	/* Generation 0 is never handed out. */
-	for (i = 0; i < HTW_IDS_PER_CHUNK; i++)
+	/* Generation 0 is never handed out; the chunk's ids in order. */
+	for (i = 0; i + 1 < HTW_IDS_PER_CHUNK; i++)
 		*htw_word(h, chunk + ((size_t)i << h->obj_shift)) =
-			htw_free_word(1, i + 1 < HTW_IDS_PER_CHUNK ?
-					 first + i + 1 : HTW_ID_NONE);
+			htw_free_word(1, first + i + 1);
 	/* Objects before the pointer: lookups may race with growth. */
 	smp_store_release(&h->dir[h->used_chunks], chunk);
 	h->used_chunks++;
 	spin_lock(&h->lock);
-	htw_free_append_locked(h, first, first + HTW_IDS_PER_CHUNK - 1);
+	/* Whatever was freed meanwhile goes after the new ids. */
+	*htw_word(h, chunk + ((size_t)i << h->obj_shift)) = htw_free_word(1, h->head);
+	h->head = first;
 	spin_unlock(&h->lock);
 out:
 	mutex_unlock(&h->grow_lock);
 	return ret;
 }
 
-/* Pop the head of the free list; the caller holds @lock and saw one. */
+/* Pop the top of the free stack; the caller holds @lock and saw one. */
 static void *htw_free_pop_locked(struct htw_handles *h, u64 *handle)
 {
 	u32 id = h->head;
@@ -115,8 +99,6 @@ static void *htw_free_pop_locked(struct htw_handles *h, u64 *handle)
 
 	lockdep_assert_held(&h->lock);
 	h->head = htw_free_word_next(word);
-	if (h->head == HTW_ID_NONE)
-		h->tail = HTW_ID_NONE;
 	h->used++;
 	*handle = htw_handle_make(h, id, htw_free_word_gen(word));
 	htw_set_word(h, obj, *handle);
@@ -149,8 +131,10 @@ void *htw_handle_get(struct htw_handles *h, u64 *handle)
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_get);
 
 /*
- * An id whose generations are used up is retired: its object stays free
- * but off the list, so no handle is ever issued twice.
+ * The id goes on top of the free stack, so the next timer reuses the
+ * memory just given back, still in the cache.  An id whose generations
+ * are used up is retired: its object stays free but off the stack, so no
+ * handle is ever issued twice.
  */
 void htw_handle_put(struct htw_handles *h, void *obj)
 {
@@ -163,8 +147,8 @@ void htw_handle_put(struct htw_handles *h, void *obj)
 	if (gen >= HTW_GEN_MAX) {
 		htw_set_word(h, obj, htw_free_word(0, HTW_ID_NONE));
 	} else {
-		htw_set_word(h, obj, htw_free_word(gen + 1, HTW_ID_NONE));
-		htw_free_append_locked(h, id, id);
+		htw_set_word(h, obj, htw_free_word(gen + 1, h->head));
+		h->head = id;
 	}
 	spin_unlock(&h->lock);
 }
@@ -237,7 +221,6 @@ int htw_handles_init(struct htw_handles *h, u64 capacity, u64 key,
 	h->used_chunks = 0;
 	spin_lock_init(&h->lock);
 	h->head = HTW_ID_NONE;
-	h->tail = HTW_ID_NONE;
 	h->used = 0;
 	return 0;
 }

@@ -10,16 +10,17 @@
  *
  * A handle is (gen << HTW_ID_BITS | id) ^ key: the id names an object of
  * the table, the generation counts the uses of that id.  Ids are reused
- * first-in first-out, so one id's generation advances only once every time
- * the whole free list went round, and an id whose generation is used up is
- * retired, never reused: a handle value is never issued twice by one table.
+ * last-in first-out, so a new timer takes the memory the last one freed
+ * while it is still in the cache; each use of an id takes its next
+ * generation, and an id whose generations are used up is retired, never
+ * reused: a handle value is never issued twice by one table.
  * The key has its top bit set (raw handles never have it), so no handle is
  * 0; a wheel draws it at random, so that another wheel's handles almost
  * surely name nothing here.
  *
  * The handle word of an object in use is its handle, written by
  * htw_handle_get() before it returns.  Of a free object it holds the free
- * list's link and the generation the id's next user gets (bit 0 set);
+ * stack's link and the generation the id's next user gets (bit 0 set);
  * that value may by chance equal a handle of this table, so the caller
  * keeps its own mark of a free object (the wheel's HTW_FREE state) and
  * checks it after the handle word (htw_timer_is()).
@@ -62,7 +63,7 @@ struct htw_handles {
 	struct mutex grow_lock;
 	u32 used_chunks;
 	/*
-	 * The FIFO free list: @head, @tail, @used and the handle words of
+	 * The free stack: @head, @used and the handle words of
 	 * every free object.  Process context only (objects are taken and
 	 * given back there), so it is taken without _bh; a leaf, inside no
 	 * wheel lock.  The handle word of an object in use changes only
@@ -70,7 +71,6 @@ struct htw_handles {
 	 */
 	spinlock_t lock;
 	u32 head;		/* next id to hand out, HTW_ID_NONE if none */
-	u32 tail;		/* last freed id, HTW_ID_NONE if none */
 	u32 used;		/* ids handed out and not given back */
 };
 

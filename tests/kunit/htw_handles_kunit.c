@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite htwheel_handle_table: the handle table (src/htw_handles.c)
- * driven directly, without a wheel.  Ids come back first-in first-out
+ * driven directly, without a wheel.  Ids come back last freed first,
  * with their generation bumped and their object with them, an id whose
  * generations are used up is retired, the table grows a chunk at a time
  * up to exactly its capacity, the handle word of an object in use is its
@@ -137,27 +137,27 @@ static void htwheel_handle_table_generation_bump(struct kunit *test)
 }
 
 /*
- * Ids come back in the order they were freed, and only after every id
- * freed before them: a freed id goes to the back of the free list.
+ * Ids come back last freed first, even with never used ids left: a freed
+ * id goes on top of the free stack, its object still in the cache.
  */
-static void htwheel_handle_table_fifo_reuse(struct kunit *test)
+static void htwheel_handle_table_lifo_reuse(struct kunit *test)
 {
 	struct htw_handles *h = htw_h_table(test, HTW_IDS_PER_CHUNK, HTW_H_KEY);
 	static const u32 order[] = { 5, 2, 9, 0 };
-	u64 *all, first;
+	u64 *all, first, again;
 	u32 i;
 
-	/* With free ids left, a freed one waits for all of them. */
 	first = htw_h_get(test, h);
 	htw_h_put(h, first);
-	KUNIT_EXPECT_NE(test, htw_h_id(test, h, htw_h_get(test, h)),
-			htw_h_id(test, h, first));
+	again = htw_h_get(test, h);
+	KUNIT_EXPECT_EQ(test, htw_h_id(test, h, again), htw_h_id(test, h, first));
+	KUNIT_EXPECT_EQ(test, htw_h_gen(test, h, again), 2);
 
 	h = htw_h_table(test, HTW_IDS_PER_CHUNK, HTW_H_KEY);
 	all = htw_h_take_all(test, h);
 	for (i = 0; i < ARRAY_SIZE(order); i++)
 		htw_h_put(h, all[order[i]]);
-	for (i = 0; i < ARRAY_SIZE(order); i++)
+	for (i = ARRAY_SIZE(order); i-- > 0;)
 		KUNIT_EXPECT_EQ(test, htw_h_id(test, h, htw_h_get(test, h)),
 				htw_h_id(test, h, all[order[i]]));
 }
@@ -309,7 +309,7 @@ static void htwheel_handle_table_refuses_layouts(struct kunit *test)
 
 static struct kunit_case htwheel_handle_table_cases[] = {
 	KUNIT_CASE(htwheel_handle_table_generation_bump),
-	KUNIT_CASE(htwheel_handle_table_fifo_reuse),
+	KUNIT_CASE(htwheel_handle_table_lifo_reuse),
 	KUNIT_CASE(htwheel_handle_table_retire),
 	KUNIT_CASE(htwheel_handle_table_decode_rejects),
 	KUNIT_CASE(htwheel_handle_table_object_contents),

@@ -9,7 +9,8 @@
  *   carries another wheel's handle at the same place.  A hook in
  *   htw_timer_is() plays a racing CPU's writes between its reads, so each
  *   interleaving runs deterministically.
- * - htwheel_handles: ids are reused first-in first-out, and an id whose
+ * - htwheel_handles: a freed id is reused at once, with its next
+ *   generation, and an id whose
  *   generations are used up is retired, so no handle value comes back.
  */
 #include <kunit/test.h>
@@ -161,25 +162,26 @@ static struct kunit_suite htwheel_identity_suite = {
 /* ---- htwheel_handles ---- */
 
 /*
- * One timer at a time, scheduled and cancelled: FIFO reuse walks through
- * every id of the table before any comes back, so a whole chunk of ids
- * goes by with each at its first generation.
+ * One timer at a time, scheduled and cancelled: the freed id comes back
+ * at once, each time with the next generation, so every handle is new.
  */
-static void htwheel_handles_fifo_reuse(struct kunit *test)
+static void htwheel_handles_lifo_reuse(struct kunit *test)
 {
 	const u32 n = 3 * HTW_IDS_PER_CHUNK;
 	struct htw_wheel *w = htw_t_manual(test, MS, 64, 1, 0);
 	u64 *h = kunit_kcalloc(test, n, sizeof(*h), GFP_KERNEL);
-	u32 i, first_gen = 0;
+	u32 i, same_id = 0, next_gen = 0;
 
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	for (i = 0; i < n; i++) {
 		h[i] = htw_t_sched(test, w, i, 5 * MS, 0, 0);
 		KUNIT_ASSERT_EQ(test, htw_wheel_cancel(w, h[i]), HTW_WHEEL_CANCEL_OK);
-		first_gen += ((h[i] ^ h[0]) >> HTW_ID_BITS) == 0;
+		same_id += ((h[i] ^ h[0]) & HTW_ID_MASK) == 0;
+		next_gen += i && (((h[i] ^ w->handles.key) >> HTW_ID_BITS) ==
+				  ((h[i - 1] ^ w->handles.key) >> HTW_ID_BITS) + 1);
 	}
-	/* Same generation bits as the first handle: ids used once each. */
-	KUNIT_EXPECT_EQ(test, first_gen, HTW_IDS_PER_CHUNK);
+	KUNIT_EXPECT_EQ(test, same_id, n);
+	KUNIT_EXPECT_EQ(test, next_gen, n - 1);
 	for (i = 0; i < n; i++)
 		KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, h[i]), HTW_WHEEL_CANCEL_UNKNOWN);
 	KUNIT_EXPECT_EQ(test, htw_t_distinct(h, n), n);
@@ -217,7 +219,7 @@ static void htwheel_handles_generation_end(struct kunit *test)
 }
 
 static struct kunit_case htwheel_handles_cases[] = {
-	KUNIT_CASE(htwheel_handles_fifo_reuse),
+	KUNIT_CASE(htwheel_handles_lifo_reuse),
 	KUNIT_CASE(htwheel_handles_generation_end),
 	{}
 };
