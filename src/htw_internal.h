@@ -81,21 +81,6 @@ struct htw_timer {
 	u16 reserved;
 };
 
-/* The statistics kept per CPU, as struct htw_wheel_stats names them. */
-enum htw_counter {
-	HTW_C_PENDING,
-	HTW_C_READY,
-	HTW_C_SCHEDULED,
-	HTW_C_CANCELLED,
-	HTW_C_FIRED,
-	HTW_C_COUNT
-};
-
-/* One CPU's share of a wheel's statistics. */
-struct htw_counts {
-	s64 v[HTW_C_COUNT];
-};
-
 struct htw_bucket {
 	/*
 	 * Guards @timers and this bucket's bit in wheel->occupied.  The
@@ -191,24 +176,17 @@ struct htw_wheel {
 	unsigned long *occupied;	/* one bit per bucket, under its lock */
 	struct htw_handles handles;	/* its own locks: htw_handles.h */
 
-	/*
-	 * The statistics every operation changes, as per-CPU deltas so that
-	 * schedule and cancel share no cache line: htw_count() adds,
-	 * htw_wheel_get_stats() sums.
-	 */
-	struct htw_counts __percpu *counts;
+	atomic64_t pending;
+	atomic64_t nready;
+	atomic64_t scheduled;
+	atomic64_t cancelled;
+	atomic64_t fired;
 	/* Under tick_lock. */
 	u64 cascaded;
 	u64 tick_wakeups;
 	u64 max_late_ns;
 	u64 late_hist[32];
 };
-
-/* Add @d to counter @c of the wheel's statistics; any context. */
-static inline void htw_count(struct htw_wheel *w, enum htw_counter c, s64 d)
-{
-	this_cpu_add(w->counts->v[c], d);
-}
 
 /* htw_wheel.c: what the tick builds on. */
 struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,

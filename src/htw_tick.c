@@ -109,8 +109,8 @@ static void htw_fire(struct htw_wheel *w, struct htw_fired *f,
 
 static void htw_fired_commit(struct htw_wheel *w, struct htw_fired *f)
 {
-	htw_count(w, HTW_C_PENDING, -(s64)f->oneshots);
-	htw_count(w, HTW_C_FIRED, f->n);
+	atomic64_sub(f->oneshots, &w->pending);
+	atomic64_add(f->n, &w->fired);
 	htw_enqueue_ready(w, &f->list, f->last, f->n);
 }
 

@@ -334,8 +334,8 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 	t->slack_shift = htw_grid_slack_shift(&w->grid, spec->slack_ns);
 	t->expires = htw_grid_expiry_tick(&w->grid, t->deadline_ns, t->slack_shift);
 	*handle = t->handle;
-	htw_count(w, HTW_C_PENDING, 1);
-	htw_count(w, HTW_C_SCHEDULED, 1);
+	atomic64_inc(&w->pending);
+	atomic64_inc(&w->scheduled);
 	*point = htw_insert(w, t);
 	return 0;
 }
@@ -358,8 +358,8 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 	}
 	spin_unlock_bh(&bk->lock);
 	if (found) {
-		htw_count(w, HTW_C_PENDING, -1);
-		htw_count(w, HTW_C_CANCELLED, 1);
+		atomic64_dec(&w->pending);
+		atomic64_inc(&w->cancelled);
 		htw_timer_free(w, t);
 	}
 	return found;
@@ -375,8 +375,8 @@ static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
 		ret = HTW_WHEEL_CANCEL_FIRED;
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED)) {
 			t->flags |= HTW_TF_CANCELLED;
-			htw_count(w, HTW_C_PENDING, -1);
-			htw_count(w, HTW_C_CANCELLED, 1);
+			atomic64_dec(&w->pending);
+			atomic64_inc(&w->cancelled);
 			ret = HTW_WHEEL_CANCEL_OK;
 		}
 	}
@@ -434,8 +434,8 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 {
 	if (htw_wheel_cancel(wheel, handle) != HTW_WHEEL_CANCEL_OK)
 		return;
-	htw_count(wheel, HTW_C_CANCELLED, -1);
-	htw_count(wheel, HTW_C_SCHEDULED, -1);
+	atomic64_dec(&wheel->cancelled);
+	atomic64_dec(&wheel->scheduled);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_unschedule);
 
@@ -534,7 +534,7 @@ static void htw_ready_unlink_locked(struct htw_wheel *w, struct htw_timer *t)
 			container_of(t->node.pprev, struct htw_timer, node.next);
 	hlist_del(&t->node);
 	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
-	htw_count(w, HTW_C_READY, -1);
+	atomic64_dec(&w->nready);
 }
 
 /*
@@ -563,7 +563,7 @@ static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
 	spin_unlock(&w->ready_lock);
 	if (ret == HTW_WHEEL_REARM_FIRED) {
 		if (!t->period_ns)
-			htw_count(w, HTW_C_PENDING, 1);	/* periodic ones still are */
+			atomic64_inc(&w->pending);	/* periodic ones still are */
 		t->deadline_ns = deadline;
 		t->expires = htw_grid_expiry_tick(&w->grid, deadline, t->slack_shift);
 		*point = htw_wheel_place(w, t, w->clk);
@@ -645,7 +645,7 @@ void htw_enqueue_ready(struct htw_wheel *w, struct hlist_head *list,
 	w->ready_tail = last;
 	spin_unlock(&w->ready_lock);
 	INIT_HLIST_HEAD(list);
-	htw_count(w, HTW_C_READY, n);
+	atomic64_add(n, &w->nready);
 }
 
 static struct htw_timer *htw_dequeue_ready_locked(struct htw_wheel *w)
@@ -661,7 +661,7 @@ static struct htw_timer *htw_dequeue_ready_locked(struct htw_wheel *w)
 	if (w->ready_tail == t)
 		w->ready_tail = NULL;
 	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
-	htw_count(w, HTW_C_READY, -1);
+	atomic64_dec(&w->nready);
 	return t;
 }
 
@@ -754,14 +754,14 @@ u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
 		if (WARN_ON_ONCE(!t))
 			break;
 		WARN_ON_ONCE(t->handle != recs[i].handle);
-		htw_count(w, HTW_C_FIRED, recs[i].overrun);
+		atomic64_add(recs[i].overrun, &w->fired);
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED) &&
 		    htw_rearm_periodic(w, t, recs[i].overrun, &point)) {
 			earliest = min(earliest, point);
 			continue;
 		}
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED))
-			htw_count(w, HTW_C_PENDING, -1);	/* ran off the clock */
+			atomic64_dec(&w->pending);	/* ran off the clock */
 		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
 		hlist_add_head(&t->node, done);
 	}
@@ -877,37 +877,21 @@ size_t htw_drain_paused(struct htw_wheel *w, u64 now,
 
 	n = htw_drain_buckets(w, now, out, max, 0);
 	n = htw_drain_ready(w, now, out, max, n);
-	htw_count(w, HTW_C_PENDING, -(s64)n);
-	htw_count(w, HTW_C_CANCELLED, n);
+	atomic64_sub(n, &w->pending);
+	atomic64_add(n, &w->cancelled);
 	return n;
 }
 
 /* ---- stats ---- */
 
-/*
- * The per-CPU deltas summed.  Each counter is exact when nothing runs; a
- * sum read while CPUs change it may miss a change on either side, so one
- * that comes out below zero is shown as 0.
- */
-static void htw_counts_sum(struct htw_wheel *w, struct htw_wheel_stats *st)
-{
-	s64 sum[HTW_C_COUNT] = {};
-	int cpu, c;
-
-	for_each_possible_cpu(cpu)
-		for (c = 0; c < HTW_C_COUNT; c++)
-			sum[c] += READ_ONCE(per_cpu_ptr(w->counts, cpu)->v[c]);
-	st->pending = max_t(s64, sum[HTW_C_PENDING], 0);
-	st->ready = max_t(s64, sum[HTW_C_READY], 0);
-	st->scheduled = max_t(s64, sum[HTW_C_SCHEDULED], 0);
-	st->cancelled = max_t(s64, sum[HTW_C_CANCELLED], 0);
-	st->fired = max_t(s64, sum[HTW_C_FIRED], 0);
-}
-
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st)
 {
 	memset(st, 0, sizeof(*st));
-	htw_counts_sum(wheel, st);
+	st->pending = atomic64_read(&wheel->pending);
+	st->ready = atomic64_read(&wheel->nready);
+	st->scheduled = atomic64_read(&wheel->scheduled);
+	st->fired = atomic64_read(&wheel->fired);
+	st->cancelled = atomic64_read(&wheel->cancelled);
 	spin_lock_bh(&wheel->tick_lock);
 	st->cascaded = wheel->cascaded;
 	st->tick_wakeups = wheel->tick_wakeups;
@@ -937,7 +921,6 @@ static int htw_buckets_init(struct htw_wheel *w)
 
 static void htw_wheel_free_mem(struct htw_wheel *w)
 {
-	free_percpu(w->counts);
 	kvfree(w->buckets);
 	bitmap_free(w->occupied);
 	htw_handles_destroy(&w->handles);
@@ -990,8 +973,7 @@ struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 	htw_grid_init(&w->grid, &w->geo, htw_grid_base(w));
 	spin_lock_init(&w->tick_lock);
 	spin_lock_init(&w->ready_lock);
-	w->counts = alloc_percpu_gfp(struct htw_counts, GFP_KERNEL_ACCOUNT);
-	if (!w->counts || htw_buckets_init(w) ||
+	if (htw_buckets_init(w) ||
 	    htw_handles_init(&w->handles, w->geo.max_pending, get_random_u64(),
 			     sizeof(struct htw_timer),
 			     offsetof(struct htw_timer, handle), htw_chunk_cache)) {
@@ -1049,7 +1031,6 @@ size_t htw_wheel_footprint(const struct htw_geometry *geo)
 	nbuckets = (size_t)g.levels * g.slots;
 	return nbuckets * sizeof(struct htw_bucket) +
 	       BITS_TO_LONGS(nbuckets) * sizeof(unsigned long) +
-	       num_possible_cpus() * sizeof(struct htw_counts) +
 	       htw_handles_footprint(g.max_pending);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_footprint);
