@@ -122,7 +122,7 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 #define S_COLD	"in-kernel schedule+cancel, cold: random order over a population armed earlier, new random deadlines"
 #define S_RA_WARM "in-kernel re-arm, warm: the same k of n pending moved by the same amounts and back every round, later or earlier first by turns"
 #define S_RA_COLD "in-kernel re-arm, cold: k random timers of a population armed earlier, new ones and new amounts every round, moved and back, later or earlier first by turns"
-#define S_EXP	"in-kernel expiry, real interrupt path: n timers armed ahead with interrupts on, due over 1.07 s, expiring as they come due; busy time of their CPU beyond the idle gap's rate before it, first deadline to last callback or record"
+#define S_EXP	"in-kernel expiry, real interrupt path: n timers armed ahead with interrupts on, due over 1.07 s, expiring as they come due; busy time of their CPU beyond the idle gap's rate before it, first deadline to last callback or record; htwheel at the timer wheel's resolution (a tick of one jiffy), and at 1 ms"
 #define S_STORM	"in-kernel expiry storm, real interrupt path: n timers due in one tick, armed ahead with interrupts on; release (htwheel) or first callback (timer_list) to last"
 #define S_MEM	"in-kernel memory per pending timer: objects x object size"
 
@@ -134,6 +134,7 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 #define W_TL_RE	"mod_timer on a pending timer_list"
 #define W_HR_EX	"hrtimer (hard interrupt)"
 #define W_TL_EX	"timer_list (timer softirq)"
+#define W_HTW_MS	"htwheel, 1 ms tick (a wake-up per ms)"
 
 static char *out_buf;
 static size_t out_len;
@@ -648,8 +649,8 @@ static void report_memory(unsigned long n)
 	record(S_MEM, "bytes per pending timer", n, "struct hrtimer (sizeof)",
 	       "B", sizeof(struct hrtimer) * 1000);
 	if (cur_rep == 1)
-		emit("meta\thtw_timer mem n %lu\t%llu chunks x %lu (object %lu, in use %lu)"
-		     " + %zu; %ld timers\n", n, chunks, objsize, chunk, slab_attr("htw_timer", "objects"),
+		emit("meta\thtw_timer mem n %lu\t%llu x %lu (%lu used) + %zu; %ld timers\n",
+		     n, chunks, objsize, slab_attr("htw_timer", "objects"),
 		     htw_wheel_footprint(&geo), htw_timers_allocated());
 }
 
@@ -978,10 +979,10 @@ static u64 ex_busy_until_done(const char *who, unsigned long n, u64 from)
  * (@storm_delay for every one, or 0 for ex_delay[]) after @base.
  */
 static struct htw_wheel *ex_wheel_fill(unsigned long n, u64 *base, u64 lead,
-				       u64 storm_delay, bool hold)
+				       u64 storm_delay, bool hold, u64 tick_ns)
 {
 	struct htw_geometry geo = {
-		.tick_ns = BENCH_TICK_NS,
+		.tick_ns = tick_ns,
 		.slots = BENCH_SLOTS,
 		.clockid = CLOCK_MONOTONIC,
 		.max_pending = n,
@@ -1015,18 +1016,20 @@ static struct htw_wheel *ex_wheel_fill(unsigned long n, u64 *base, u64 lead,
 
 /*
  * htwheel, spread: the backlog of each due tick goes through the hrtimer
- * softirq and the work item as in service, as the deadlines pass.
+ * softirq and the work item as in service, as the deadlines pass.  With
+ * a tick of @tick_ns: one jiffy wakes the CPU as often as the timer
+ * wheel does (like for like), 1 ms up to ten times as often.
  */
-static u64 expire_htwheel(unsigned long n)
+static u64 expire_htwheel(unsigned long n, u64 tick_ns, const char *who)
 {
 	struct htw_wheel *w;
 	u64 base, d = 0;
 
-	w = ex_wheel_fill(n, &base, ex_lead_ns, 0, false);
+	w = ex_wheel_fill(n, &base, ex_lead_ns, 0, false, tick_ns);
 	if (!w)
 		return 0;
-	if (ex_armed_in_time(W_HTW, n, base))
-		d = ex_busy_until_done(W_HTW, n, base + ex_lead_ns);
+	if (ex_armed_in_time(who, n, base))
+		d = ex_busy_until_done(who, n, base + ex_lead_ns);
 	htw_wheel_destroy(w);
 	return d;
 }
@@ -1042,7 +1045,7 @@ static u64 storm_htwheel(unsigned long n)
 	struct htw_wheel *w;
 	u64 base, t0, d = 0;
 
-	w = ex_wheel_fill(n, &base, 0, BENCH_TICK_NS, true);
+	w = ex_wheel_fill(n, &base, 0, BENCH_TICK_NS, true, BENCH_TICK_NS);
 	if (!w)
 		return 0;
 	sleep_until(base + 3 * BENCH_TICK_NS);
@@ -1166,8 +1169,8 @@ static u64 storm_kernel(unsigned long n)
 
 static void run_expiry(unsigned long n)
 {
-	static const unsigned int order[2][3] = { { 0, 1, 2 }, { 2, 1, 0 } };
-	const char *who[3] = { W_HTW, W_HR_EX, W_TL_EX };
+	static const unsigned int order[2][4] = { { 0, 1, 2, 3 }, { 3, 2, 1, 0 } };
+	const char *who[4] = { W_HTW, W_HR_EX, W_TL_EX, W_HTW_MS };
 	cpumask_var_t saved;
 	unsigned long i;
 	unsigned int j;
@@ -1187,10 +1190,15 @@ static void run_expiry(unsigned long n)
 	draws_start(n, 2);
 	for (i = 0; i < n; i++)
 		ex_delay[i] = draw_delay(EX_EXP_MIN, EX_EXP_MAX);
-	for (j = 0; j < 3; j++) {
+	for (j = 0; j < 4; j++) {
 		unsigned int c = order[cur_rep & 1][j];
 
-		d = c == 0 ? expire_htwheel(n) : expire_kernel(c == 1, n);
+		if (c == 0)
+			d = expire_htwheel(n, TICK_NSEC, W_HTW);
+		else if (c == 3)
+			d = expire_htwheel(n, BENCH_TICK_NS, W_HTW_MS);
+		else
+			d = expire_kernel(c == 1, n);
 		if (d)
 			record(S_EXP, "expiry per timer", n, who[c], "ns",
 			       div64_u64(d * 1000, n));
