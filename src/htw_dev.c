@@ -332,20 +332,25 @@ static int htw_batch_validate(void *buf, u64 uptr, u32 count, size_t size,
 }
 
 /*
- * The header HTW_IOC_SCHEDULE, HTW_IOC_CANCEL and HTW_IOC_REARM share: flags, padding and
- * reserved words zero, a count in range and an array user space can reach.
+ * The header HTW_IOC_SCHEDULE, HTW_IOC_CANCEL and HTW_IOC_REARM share:
+ * flags, padding and reserved words zero, a count in range and an array
+ * user space can reach.  Returns the bounce buffer for the batch's steps
+ * (htw_chunk_alloc(); the caller kfree()s it), or ERR_PTR(-EINVAL,
+ * -EFAULT or -ENOMEM).
  */
-static int htw_batch_header_check(u32 flags, u32 pad, const __u64 *reserved,
-				  size_t nreserved, u32 count, u64 uptr,
-				  size_t size)
+static void *htw_batch_begin(u32 flags, u32 pad, const __u64 *reserved,
+			     size_t nreserved, u32 count, u64 uptr, size_t size)
 {
+	void *buf;
+
 	if (flags || pad || !htw_all_zero(reserved, nreserved))
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	if (!count || count > HTW_BATCH_MAX)
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 	if (!access_ok(u64_to_user_ptr(uptr), array_size(count, size)))
-		return -EFAULT;
-	return 0;
+		return ERR_PTR(-EFAULT);
+	buf = htw_chunk_alloc(count, size);
+	return buf ?: ERR_PTR(-ENOMEM);
 }
 
 /*
@@ -509,14 +514,11 @@ static long htw_ioc_schedule(struct htw_file *hf, void __user *argp)
 
 	if (copy_from_user(&req, ureq, sizeof(req)))
 		return -EFAULT;
-	ret = htw_batch_header_check(req.flags, req.pad, req.reserved,
-				     ARRAY_SIZE(req.reserved), req.count,
-				     req.entries, sizeof(*e));
-	if (ret)
-		return ret;
-	e = htw_chunk_alloc(req.count, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
+	e = htw_batch_begin(req.flags, req.pad, req.reserved,
+			    ARRAY_SIZE(req.reserved), req.count, req.entries,
+			    sizeof(*e));
+	if (IS_ERR(e))
+		return PTR_ERR(e);
 
 	ret = htw_ioc_schedule_prepare(hf, &ctx, e, &req);
 	if (!ret)
@@ -576,16 +578,13 @@ static long htw_ioc_cancel(struct htw_file *hf, void __user *argp)
 
 	if (copy_from_user(&req, ureq, sizeof(req)))
 		return -EFAULT;
-	ret = htw_batch_header_check(req.flags, req.pad, req.reserved,
-				     ARRAY_SIZE(req.reserved), req.count,
-				     req.entries, sizeof(*e));
-	if (ret)
-		return ret;
+	e = htw_batch_begin(req.flags, req.pad, req.reserved,
+			    ARRAY_SIZE(req.reserved), req.count, req.entries,
+			    sizeof(*e));
+	if (IS_ERR(e))
+		return PTR_ERR(e);
 	/* No wheel yet: no timer either, and cancel does not create one. */
 	wheel = htw_file_peek_wheel(hf);
-	e = htw_chunk_alloc(req.count, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
 
 	ret = htw_batch_validate(e, req.entries, req.count, sizeof(*e),
 				 htw_cancel_entry_check, NULL, true);
@@ -732,14 +731,11 @@ static long htw_ioc_rearm(struct htw_file *hf, void __user *argp)
 
 	if (copy_from_user(&req, ureq, sizeof(req)))
 		return -EFAULT;
-	ret = htw_batch_header_check(req.flags, req.pad, req.reserved,
-				     ARRAY_SIZE(req.reserved), req.count,
-				     req.entries, sizeof(*e));
-	if (ret)
-		return ret;
-	e = htw_chunk_alloc(req.count, sizeof(*e));
-	if (!e)
-		return -ENOMEM;
+	e = htw_batch_begin(req.flags, req.pad, req.reserved,
+			    ARRAY_SIZE(req.reserved), req.count, req.entries,
+			    sizeof(*e));
+	if (IS_ERR(e))
+		return PTR_ERR(e);
 
 	htw_ioc_rearm_prepare(hf, &ctx);
 	ret = htw_batch_validate(e, req.entries, req.count, sizeof(*e),

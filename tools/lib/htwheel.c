@@ -194,12 +194,41 @@ int htw_schedule(struct htw *h, uint64_t cookie, uint64_t delay_ns,
 	return 0;
 }
 
-static int htw_cancel_batch(int fd, struct htw_cancel_entry *e, uint32_t n)
+/*
+ * One ioctl per chunk of at most HTW_BATCH_MAX entries of @size bytes:
+ * the kernel checks each chunk whole.  Returns the sum of what @batch
+ * returned, or its error if the first chunk failed; a later failure
+ * reports what the chunks before it did, which happened.
+ */
+static int htw_in_chunks(struct htw *h, void *entries, size_t size,
+			 unsigned int count,
+			 int (*batch)(int fd, void *entries, uint32_t n))
+{
+	unsigned int done = 0, total = 0;
+	int ret;
+
+	if (!h || count > INT_MAX)
+		return -EINVAL;
+	while (done < count) {
+		uint32_t n = count - done;
+
+		if (n > HTW_BATCH_MAX)
+			n = HTW_BATCH_MAX;
+		ret = batch(h->fd, (char *)entries + (size_t)done * size, n);
+		if (ret < 0)
+			return done ? (int)total : ret;
+		total += ret;
+		done += n;
+	}
+	return total;
+}
+
+static int htw_cancel_batch(int fd, void *entries, uint32_t n)
 {
 	struct htw_cancel req;
 
 	memset(&req, 0, sizeof(req));
-	req.entries = (uintptr_t)e;
+	req.entries = (uintptr_t)entries;
 	req.count = n;
 	if (ioctl(fd, HTW_IOC_CANCEL, &req))
 		return htw_errno();
@@ -209,25 +238,7 @@ static int htw_cancel_batch(int fd, struct htw_cancel_entry *e, uint32_t n)
 int htw_cancel_many(struct htw *h, struct htw_cancel_entry *entries,
 		    unsigned int count)
 {
-	unsigned int done = 0, cancelled = 0;
-	int ret;
-
-	if (!h || count > INT_MAX)
-		return -EINVAL;
-	/* As in htw_schedule_many(), the kernel checks each chunk whole. */
-	while (done < count) {
-		uint32_t n = count - done;
-
-		if (n > HTW_BATCH_MAX)
-			n = HTW_BATCH_MAX;
-		ret = htw_cancel_batch(h->fd, entries + done, n);
-		/* Earlier chunks' cancellations happened: report them. */
-		if (ret < 0)
-			return done ? (int)cancelled : ret;
-		cancelled += ret;
-		done += n;
-	}
-	return cancelled;
+	return htw_in_chunks(h, entries, sizeof(*entries), count, htw_cancel_batch);
 }
 
 int htw_cancel(struct htw *h, uint64_t handle)
@@ -247,12 +258,12 @@ int htw_cancel(struct htw *h, uint64_t handle)
 	}
 }
 
-static int htw_rearm_batch(int fd, struct htw_rearm_entry *e, uint32_t n)
+static int htw_rearm_batch(int fd, void *entries, uint32_t n)
 {
 	struct htw_rearm req;
 
 	memset(&req, 0, sizeof(req));
-	req.entries = (uintptr_t)e;
+	req.entries = (uintptr_t)entries;
 	req.count = n;
 	if (ioctl(fd, HTW_IOC_REARM, &req))
 		return htw_errno();
@@ -262,25 +273,7 @@ static int htw_rearm_batch(int fd, struct htw_rearm_entry *e, uint32_t n)
 int htw_rearm_many(struct htw *h, struct htw_rearm_entry *entries,
 		   unsigned int count)
 {
-	unsigned int done = 0, rearmed = 0;
-	int ret;
-
-	if (!h || count > INT_MAX)
-		return -EINVAL;
-	/* As in htw_cancel_many(): each chunk is checked whole by the kernel. */
-	while (done < count) {
-		uint32_t n = count - done;
-
-		if (n > HTW_BATCH_MAX)
-			n = HTW_BATCH_MAX;
-		ret = htw_rearm_batch(h->fd, entries + done, n);
-		/* Earlier chunks' re-arms happened: report them. */
-		if (ret < 0)
-			return done ? (int)rearmed : ret;
-		rearmed += ret;
-		done += n;
-	}
-	return rearmed;
+	return htw_in_chunks(h, entries, sizeof(*entries), count, htw_rearm_batch);
 }
 
 /* mod_timer()'s answer: 1 if the timer was pending, 0 if it had expired. */
