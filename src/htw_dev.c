@@ -627,7 +627,8 @@ static int htw_rearm_entry_check(const void *entry,
  * Re-arm one timer and store its HTW_REARM_* result.  Most calls take
  * only bucket locks; a timer whose record is queued needs hf->lock to
  * take that record back, since read() and drain walk the ready queue
- * under it.  Returns 0, or -EINTR if the caller was killed waiting for it.
+ * under it, and a move while a drain runs waits for the drain on it.
+ * Returns 0, or -EINTR if the caller was killed waiting for it.
  */
 static int htw_rearm_one(struct htw_file *hf, struct htw_wheel *wheel,
 			 u64 handle, u64 deadline, u32 *result)
@@ -639,7 +640,7 @@ static int htw_rearm_one(struct htw_file *hf, struct htw_wheel *wheel,
 		return 0;
 	}
 	st = htw_wheel_rearm(wheel, handle, deadline, 0);
-	if (st == HTW_WHEEL_REARM_QUEUED) {
+	if (st == HTW_WHEEL_REARM_SERIALISE) {
 		if (mutex_lock_killable(&hf->lock))
 			return -EINTR;
 		/* Read meanwhile, the record may be gone: this call says so. */

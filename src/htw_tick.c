@@ -352,14 +352,15 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_consume_ready);
 static void htw_pause(struct htw_wheel *w)
 {
 	spin_lock_bh(&w->tick_lock);
-	w->paused++;
+	WRITE_ONCE(w->paused, w->paused + 1);
 	spin_unlock_bh(&w->tick_lock);
 }
 
 static void htw_resume(struct htw_wheel *w)
 {
 	spin_lock_bh(&w->tick_lock);
-	if (!--w->paused) {
+	WRITE_ONCE(w->paused, w->paused - 1);
+	if (!w->paused) {
 		/* Whatever the open tick had left, the drain took. */
 		w->tick_open = false;
 		htw_rearm(w);	/* idle now: disarm rather than wake for nothing */

@@ -38,8 +38,10 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
  * mod_timer()).  A periodic timer's next expiry is @deadline_ns and its
  * later ones follow from there.  Returns
  *   HTW_WHEEL_REARM_PENDING: it was pending; now it is due at @deadline_ns;
- *   HTW_WHEEL_REARM_QUEUED:  it expired and its record is queued; nothing
- *			      changed (without HTW_WHEEL_REARM_WITHDRAW);
+ *   HTW_WHEEL_REARM_SERIALISE: without HTW_WHEEL_REARM_WITHDRAW, nothing
+ *			      changed: its record is queued, or a drain is
+ *			      moving through the buckets; call again with
+ *			      the flag, serialised;
  *   HTW_WHEEL_REARM_FIRED:   with HTW_WHEEL_REARM_WITHDRAW, that record
  *			      was taken off the ready queue (it will not be
  *			      delivered) and the timer is pending again;

@@ -248,10 +248,13 @@ void htw_free_list(struct htw_wheel *w, struct hlist_head *list)
  * the run may have skipped our bucket.  Under tick_lock no batch is in
  * progress and clk is where the run resumes from (or ended); if the timer
  * is still where we put it, place it again relative to clk.  Returns the
- * bucket's visit point.
+ * bucket's visit point.  A re-armed timer (@rearmed) is left where it is
+ * while a drain runs: the drain had not reached that bucket when the timer
+ * moved in (htw_move_between()) and will take it, where a new place might
+ * be behind the drain.
  */
 static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t,
-			    u64 handle, u32 bucket, u64 point)
+			    u64 handle, u32 bucket, u64 point, bool rearmed)
 {
 	u32 where = htw_where(HTW_PENDING, bucket);
 	struct htw_bucket *bk = &w->buckets[bucket];
@@ -259,7 +262,7 @@ static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t,
 
 	spin_lock_bh(&w->tick_lock);
 	spin_lock(&bk->lock);
-	if (htw_timer_is(t, handle, where)) {
+	if (!(rearmed && w->paused) && htw_timer_is(t, handle, where)) {
 		htw_unlink_locked(w, bucket, t);
 		WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
 		moved = true;
@@ -295,7 +298,7 @@ static u64 htw_insert(struct htw_wheel *w, struct htw_timer *t)
 	 */
 	smp_mb();
 	if (READ_ONCE(w->horizon) != horizon)
-		point = htw_replace_slow(w, t, handle, bucket, point);
+		point = htw_replace_slow(w, t, handle, bucket, point, false);
 	return point;
 }
 
@@ -471,7 +474,8 @@ static int htw_move_within(struct htw_wheel *w, struct htw_timer *t, u64 handle,
  * it in one bucket or the other, never between.
  */
 static int htw_move_between(struct htw_wheel *w, struct htw_timer *t, u64 handle,
-			    u32 where, u32 to, u8 shift, u64 deadline, u64 expires)
+			    u32 where, u32 to, u8 shift, u64 deadline, u64 expires,
+			    unsigned int flags)
 {
 	u32 from = where & HTW_WHERE_BUCKET_MASK;
 	struct htw_bucket *lo = &w->buckets[min(from, to)];
@@ -480,7 +484,16 @@ static int htw_move_between(struct htw_wheel *w, struct htw_timer *t, u64 handle
 
 	spin_lock_bh(&lo->lock);
 	spin_lock_nested(&hi->lock, SINGLE_DEPTH_NESTING);
-	if (htw_timer_is(t, handle, where) && t->slack_shift == shift) {
+	/*
+	 * A drain that passed either bucket paused expiry first, so under
+	 * their locks we see it: then the move could take the timer behind
+	 * the drain, and the caller waits for the drain instead (the drain
+	 * pauses under tick_lock before it takes any bucket lock).  A caller
+	 * with HTW_WHEEL_REARM_WITHDRAW is serialised with drains already.
+	 */
+	if (!(flags & HTW_WHEEL_REARM_WITHDRAW) && READ_ONCE(w->paused)) {
+		ret = HTW_WHEEL_REARM_SERIALISE;
+	} else if (htw_timer_is(t, handle, where) && t->slack_shift == shift) {
 		htw_unlink_locked(w, from, t);
 		t->deadline_ns = deadline;
 		t->expires = expires;
@@ -500,7 +513,7 @@ static int htw_move_between(struct htw_wheel *w, struct htw_timer *t, u64 handle
  * under that lock.
  */
 static int htw_move_pending(struct htw_wheel *w, struct htw_timer *t, u64 handle,
-			    u32 where, u64 deadline, u64 *point)
+			    u32 where, u64 deadline, unsigned int flags, u64 *point)
 {
 	u8 shift = READ_ONCE(t->slack_shift);
 	u64 horizon, expires;
@@ -514,13 +527,15 @@ static int htw_move_pending(struct htw_wheel *w, struct htw_timer *t, u64 handle
 		ret = htw_move_within(w, t, handle, where, shift, deadline, expires);
 	else
 		ret = htw_move_between(w, t, handle, where, to, shift, deadline,
-				       expires);
-	if (ret != HTW_WHEEL_REARM_PENDING)
+				       expires, flags);
+	if (ret != HTW_WHEEL_REARM_PENDING) {
+		*point = U64_MAX;	/* nothing moved: nothing to arm */
 		return ret;
+	}
 	/* Pairs with smp_mb() in htw_advance(), as in htw_insert(). */
 	smp_mb();
 	if (READ_ONCE(w->horizon) != horizon)
-		*point = htw_replace_slow(w, t, handle, to, *point);
+		*point = htw_replace_slow(w, t, handle, to, *point, true);
 	return ret;
 }
 
@@ -554,7 +569,7 @@ static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
 		if (t->flags & HTW_TF_CANCELLED)
 			ret = HTW_WHEEL_REARM_UNKNOWN;
 		else if (!(flags & HTW_WHEEL_REARM_WITHDRAW))
-			ret = HTW_WHEEL_REARM_QUEUED;
+			ret = HTW_WHEEL_REARM_SERIALISE;
 		else
 			ret = HTW_WHEEL_REARM_FIRED;
 		if (ret == HTW_WHEEL_REARM_FIRED)
@@ -595,7 +610,8 @@ enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 		where = READ_ONCE(t->where);
 		switch (htw_where_state(where)) {
 		case HTW_PENDING:
-			ret = htw_move_pending(w, t, handle, where, deadline, point);
+			ret = htw_move_pending(w, t, handle, where, deadline, flags,
+					       point);
 			break;
 		case HTW_READY:
 			ret = htw_move_ready(w, t, handle, deadline, flags, point);
@@ -789,16 +805,23 @@ static void htw_describe(const struct htw_timer *t, u64 now,
 	};
 }
 
+/*
+ * Every bucket in order, empty or not, each under its lock: a re-arm that
+ * would move a timer from a bucket not reached yet into one passed holds
+ * both locks, so it sees the pause (htw_move_between()) and waits for
+ * the drain instead.  Skipping the empty buckets by their bits would let
+ * it slip into one the drain found empty.
+ */
 static size_t htw_drain_buckets(struct htw_wheel *w, u64 now,
 				struct htw_wheel_unexpired *out, size_t max,
 				size_t n)
 {
+	u32 b, nbuckets = htw_grid_buckets(&w->grid);
 	struct hlist_node *tmp;
 	struct htw_timer *t;
 	unsigned int taken;
-	u32 b;
 
-	for_each_set_bit(b, w->occupied, htw_grid_buckets(&w->grid)) {
+	for (b = 0; b < nbuckets; b++) {
 		do {
 			HLIST_HEAD(list);
 

@@ -62,7 +62,7 @@ enum htw_rearm_status {
 	HTW_WHEEL_REARM_PENDING = 0,	/* was pending; moved */
 	HTW_WHEEL_REARM_FIRED = 1,	/* record withdrawn; pending again */
 	HTW_WHEEL_REARM_UNKNOWN = 2,	/* no such timer; nothing changed */
-	HTW_WHEEL_REARM_QUEUED = 3,	/* record queued; nothing changed */
+	HTW_WHEEL_REARM_SERIALISE = 3,	/* nothing changed: retry serialised */
 };
 
 /* htw_wheel_rearm() flags */

@@ -469,7 +469,7 @@ static void htwheel_rearm_ready_one_shot(struct kunit *test)
 	struct htw_placement p;
 
 	htw_t_at(w, 5 * MS);
-	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 20 * MS, 0), HTW_WHEEL_REARM_QUEUED);
+	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 20 * MS, 0), HTW_WHEEL_REARM_SERIALISE);
 	/* Nothing changed: the record as it was, the timer still queued. */
 	KUNIT_ASSERT_EQ(test, htw_wheel_peek_ready(w, rec, 2), 1);
 	KUNIT_EXPECT_EQ(test, rec[0].handle, h);
@@ -559,7 +559,7 @@ static void htwheel_rearm_ready_periodic(struct kunit *test)
 	size_t n;
 
 	htw_t_at(w, 5 * MS);
-	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 12 * MS, 0), HTW_WHEEL_REARM_QUEUED);
+	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 12 * MS, 0), HTW_WHEEL_REARM_SERIALISE);
 	KUNIT_ASSERT_EQ(test, htw_wheel_peek_ready(w, rec, 2), 1);
 	KUNIT_EXPECT_EQ(test, rec[0].deadline_ns, 5 * MS);
 	KUNIT_EXPECT_EQ(test, rec[0].flags, HTW_WHEEL_EXPIRY_PERIODIC);
@@ -749,9 +749,37 @@ static void htwheel_rearm_unknown_freed_while_moving(struct kunit *test)
 	htw_r_expect_fired(test, log, 3, queued, 3, 3 * MS);
 }
 
+/*
+ * While a drain runs (expiry paused, as htw_wheel_hold() does), a move
+ * between buckets could take a timer behind the drain: it changes
+ * nothing and asks to be called again serialised with the drain; within
+ * its bucket, where the drain will find it, it moves.  A caller
+ * serialised with drains (the flag) moves it anyway.
+ */
+static void htwheel_rearm_waits_for_drain(struct kunit *test)
+{
+	struct htw_wheel *w = htw_t_manual(test, MS, 64, 8, 0);
+	u64 h = htw_t_sched(test, w, 1, 5 * MS, 0, 0);
+
+	htw_wheel_hold(w);
+	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 40 * MS, 0),
+			HTW_WHEEL_REARM_SERIALISE);
+	htw_r_expect_place(test, w, h, 0, 5, 5);
+	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 5 * MS - US, 0),
+			HTW_WHEEL_REARM_PENDING);
+	htw_r_expect_place(test, w, h, 0, 5, 5);
+	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 40 * MS, HTW_WHEEL_REARM_WITHDRAW),
+			HTW_WHEEL_REARM_PENDING);
+	htw_r_expect_place(test, w, h, 0, 40, 40);
+	htw_wheel_release(w);
+	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 20 * MS, 0), HTW_WHEEL_REARM_PENDING);
+	htw_r_expect_place(test, w, h, 0, 20, 20);
+}
+
 static struct kunit_case htwheel_rearm_unknown_cases[] = {
 	KUNIT_CASE(htwheel_rearm_unknown_handles),
 	KUNIT_CASE(htwheel_rearm_unknown_freed_while_moving),
+	KUNIT_CASE(htwheel_rearm_waits_for_drain),
 	{}
 };
 
@@ -843,7 +871,7 @@ static void htw_r_rearm(struct htw_r_worker *wk, u64 h, struct rnd_state *rnd)
 	case HTW_WHEEL_REARM_PENDING:
 		wk->moved++;
 		break;
-	case HTW_WHEEL_REARM_QUEUED:
+	case HTW_WHEEL_REARM_SERIALISE:
 	case HTW_WHEEL_REARM_UNKNOWN:
 		break;
 	default:

@@ -19,7 +19,10 @@
 #include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
 
@@ -520,6 +523,78 @@ TEST_F(wheel, fresh_file_creates_no_wheel)
 	ASSERT_EQ(0, stats(self->fd, &st));
 	EXPECT_EQ(2 * MS, st.tick_ns);
 	EXPECT_EQ(0, st.tick_wakeups);
+}
+
+/*
+ * A drain races with another process re-arming the drained timers
+ * between levels (1 s, 1 min, an hour): when the drain returns, none of
+ * the timers pending when it began may be left, whichever bucket a
+ * re-arm moved it to meanwhile, and re-arming cannot bring one back.
+ */
+#define RACE_TIMERS	2000
+#define RACE_ROUNDS	20
+
+struct drain_race {
+	volatile uint64_t handle[RACE_TIMERS];
+	volatile int round;	/* the parent's round; -1: stop */
+	volatile unsigned long rearms;
+};
+
+static void drain_race_child(int fd, struct drain_race *r)
+{
+	static const uint64_t delay[] = { 1000 * MS, 60000 * MS, HOUR };
+	unsigned long i = 0;
+
+	/* Gone with the test, however it ends. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	while (r->round >= 0) {
+		struct htw_rearm_entry e;
+
+		rearm_entry(&e, r->handle[i % RACE_TIMERS], delay[i % 3], 0);
+		if (!rearm(fd, &e, 1, NULL))
+			r->rearms++;
+		i += 7;
+	}
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(wheel, drain_leaves_nothing_a_rearm_moved, 120)
+{
+	struct drain_race *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
+				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct htw_drain req;
+	struct htw_stats st;
+	int round, status, left = 0;
+	pid_t pid;
+
+	ASSERT_NE(MAP_FAILED, r);
+	memset(r, 0, sizeof(*r));
+	for (int i = 0; i < RACE_TIMERS; i++)
+		r->handle[i] = schedule_timer(self->fd, i, HOUR + i * MS, 0);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		drain_race_child(self->fd, r);
+	for (round = 0; round < RACE_ROUNDS; round++) {
+		if (round)
+			for (int i = 0; i < RACE_TIMERS; i++)
+				r->handle[i] = schedule_timer(self->fd, i, HOUR + i * MS, 0);
+		r->round = round;
+		usleep(2000);	/* let the child move some first */
+		memset(&req, 0, sizeof(req));
+		ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_DRAIN, &req));
+		ASSERT_EQ(0, stats(self->fd, &st));
+		left += st.pending;
+		EXPECT_EQ(0, st.pending) TH_LOG("round %d: %llu left pending after the drain",
+						round, (unsigned long long)st.pending);
+	}
+	r->round = -1;
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	TH_LOG("%d rounds, %lu re-arm calls, %d timers left behind", RACE_ROUNDS,
+	       r->rearms, left);
+	EXPECT_LT(0, r->rearms);
+	munmap(r, sizeof(*r));
 }
 
 TEST_HARNESS_MAIN
