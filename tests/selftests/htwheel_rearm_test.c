@@ -530,9 +530,11 @@ TEST_F(wheel, fresh_file_creates_no_wheel)
  * between levels (1 s, 1 min, an hour): when the drain returns, none of
  * the timers pending when it began may be left, whichever bucket a
  * re-arm moved it to meanwhile, and re-arming cannot bring one back.
+ * Enough timers that the drain takes many batches, with scheduling
+ * points between them where the other process runs, even on one CPU.
  */
-#define RACE_TIMERS	2000
-#define RACE_ROUNDS	20
+#define RACE_TIMERS	50000
+#define RACE_ROUNDS	5
 
 struct drain_race {
 	volatile uint64_t handle[RACE_TIMERS];
@@ -558,29 +560,40 @@ static void drain_race_child(int fd, struct drain_race *r)
 	_exit(0);
 }
 
-TEST_F_TIMEOUT(wheel, drain_leaves_nothing_a_rearm_moved, 120)
+/* Schedule the round's timers an hour and a bit away; 0 or -1. */
+static int drain_race_fill(int fd, struct drain_race *r,
+			   struct htw_timer_entry *e)
+{
+	if (htw_test_schedule_all(fd, e, RACE_TIMERS, HOUR) != RACE_TIMERS)
+		return -1;
+	for (int i = 0; i < RACE_TIMERS; i++)
+		r->handle[i] = e[i].handle;
+	return 0;
+}
+
+TEST_F_TIMEOUT(wheel, drain_leaves_nothing_a_rearm_moved, 300)
 {
 	struct drain_race *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE,
 				    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	struct htw_timer_entry *e = calloc(RACE_TIMERS, sizeof(*e));
 	struct htw_drain req;
 	struct htw_stats st;
 	int round, status, left = 0;
 	pid_t pid;
 
 	ASSERT_NE(MAP_FAILED, r);
+	ASSERT_NE(NULL, e);
 	memset(r, 0, sizeof(*r));
-	for (int i = 0; i < RACE_TIMERS; i++)
-		r->handle[i] = schedule_timer(self->fd, i, HOUR + i * MS, 0);
+	ASSERT_EQ(0, drain_race_fill(self->fd, r, e));
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		drain_race_child(self->fd, r);
 	for (round = 0; round < RACE_ROUNDS; round++) {
 		if (round)
-			for (int i = 0; i < RACE_TIMERS; i++)
-				r->handle[i] = schedule_timer(self->fd, i, HOUR + i * MS, 0);
+			ASSERT_EQ(0, drain_race_fill(self->fd, r, e));
 		r->round = round;
-		usleep(2000);	/* let the child move some first */
+		usleep(20000);	/* let the child move some first */
 		memset(&req, 0, sizeof(req));
 		ASSERT_EQ(0, ioctl(self->fd, HTW_IOC_DRAIN, &req));
 		ASSERT_EQ(0, stats(self->fd, &st));
@@ -595,6 +608,7 @@ TEST_F_TIMEOUT(wheel, drain_leaves_nothing_a_rearm_moved, 120)
 	       r->rearms, left);
 	EXPECT_LT(0, r->rearms);
 	munmap(r, sizeof(*r));
+	free(e);
 }
 
 TEST_HARNESS_MAIN
