@@ -103,6 +103,12 @@ void *htw_handle_get(struct htw_handles *h, u64 *handle);
  */
 void htw_handle_put(struct htw_handles *h, void *obj);
 
+/* Whether every id is in use, read without the lock (a hint). */
+static inline bool htw_handles_full(const struct htw_handles *h)
+{
+	return READ_ONCE(h->used) >= h->capacity;
+}
+
 /*
  * Decode @handle; false for a value this table never issues (generation
  * 0 or bits above the generation set).

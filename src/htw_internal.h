@@ -149,7 +149,11 @@ struct htw_wheel {
 	spinlock_t tick_lock;
 	u64 clk;		/* tick being or last processed */
 	bool tick_open;		/* tick @clk not finished yet */
-	unsigned int paused;	/* drains in progress: no expiry meanwhile */
+	/*
+	 * Drains in progress: no expiry meanwhile.  WRITE_ONCE(): a re-arm
+	 * reads it under bucket locks alone (htw_move_between()).
+	 */
+	unsigned int paused;
 	/* Written under tick_lock, read without it: see THE RACE above. */
 	u64 horizon;		/* published: runs process up to here */
 	struct work_struct run_work;	/* tick: the rest of a run */

@@ -61,8 +61,8 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle,
 u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick);
 /* Timers allocated by every wheel, for leak checks. */
 long htw_timers_allocated(void);
-/* htw_wheel.c: bytes of the handle-table chunks allocated so far. */
-size_t htw_wheel_handle_bytes(struct htw_wheel *w);
+/* htw_wheel.c: bytes of the timer chunks allocated so far. */
+size_t htw_wheel_timer_bytes(struct htw_wheel *w);
 /* htw_handles_age() on the wheel's handle table. */
 void htw_ids_age(struct htw_wheel *w, u64 gen);
 /*

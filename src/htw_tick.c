@@ -44,6 +44,18 @@ static void htw_arm_at_most(struct htw_wheel *w, u64 point)
 }
 
 /*
+ * After a schedule or a re-arm placed a timer without tick_lock: its
+ * smp_mb() came first, so either this sees the armed tick a run's end
+ * left, or that run saw the timer (THE SCHEDULE/TICK RACE at struct
+ * htw_wheel).  Arms only if @point comes before the armed tick.
+ */
+static void htw_arm_for(struct htw_wheel *w, u64 point)
+{
+	if (point < READ_ONCE(w->armed_tick))
+		htw_arm_at_most(w, point);
+}
+
+/*
  * End of a run: forget the old arming, then scan.  A schedule that linked
  * a timer the scan missed read armed_tick after our store (the smp_mb()s
  * pair) and arms for itself; htw_arm_at_most() only ever moves it earlier.
@@ -308,9 +320,8 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 	int ret;
 
 	ret = htw_wheel_add(wheel, spec, handle, &point);
-	/* After the smp_mb() in htw_wheel_add(): see struct htw_wheel. */
-	if (!ret && point < READ_ONCE(wheel->armed_tick))
-		htw_arm_at_most(wheel, point);
+	if (!ret)
+		htw_arm_for(wheel, point);
 	return ret;
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_schedule);
@@ -322,9 +333,7 @@ enum htw_rearm_status htw_wheel_rearm(struct htw_wheel *wheel, u64 handle,
 	u64 point;
 
 	ret = htw_wheel_move(wheel, handle, deadline_ns, flags, &point);
-	/* After the smp_mb() of the move, as for a schedule. */
-	if (point < READ_ONCE(wheel->armed_tick))
-		htw_arm_at_most(wheel, point);
+	htw_arm_for(wheel, point);
 	return ret;
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_rearm);

@@ -326,7 +326,7 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 	if (htw_spec_check(&w->geo, spec))
 		return -EINVAL;
 	/* The table's limit is max_pending; this only puts it before EDQUOT. */
-	if (READ_ONCE(w->handles.used) >= w->handles.capacity)
+	if (htw_handles_full(&w->handles))
 		return -ENOSPC;
 	t = htw_timer_alloc(w);
 	if (IS_ERR(t))
@@ -341,6 +341,39 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 	atomic64_inc(&w->scheduled);
 	*point = htw_insert(w, t);
 	return 0;
+}
+
+/* ---- finding a timer by its handle ---- */
+
+/*
+ * The timer @handle names and, in *@where, where it is, both read without
+ * a lock; NULL and HTW_FREE if it names none (never issued, or gone).
+ * The caller takes the lock that guards that place and confirms with
+ * htw_timer_is(), or looks again.
+ */
+static struct htw_timer *htw_timer_find(struct htw_wheel *w, u64 handle,
+					u32 *where)
+{
+	struct htw_timer *t = htw_handle_lookup(&w->handles, handle);
+
+	if (!t || READ_ONCE(t->handle) != handle) {
+		*where = htw_where(HTW_FREE, 0);
+		return NULL;
+	}
+	/* The identity before the place; see htw_timer_is(). */
+	smp_rmb();
+	*where = READ_ONCE(t->where);
+	return t;
+}
+
+/*
+ * An HTW_TRANSIT timer's owner holds tick_lock: once we have had the
+ * lock, that batch is over and the timer has a place to look it up in.
+ */
+static void htw_wait_transit(struct htw_wheel *w)
+{
+	spin_lock_bh(&w->tick_lock);
+	spin_unlock_bh(&w->tick_lock);
 }
 
 /* ---- cancel ---- */
@@ -387,49 +420,32 @@ static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
 	return ret;
 }
 
+/* Each case that does not return found the timer moved: look again. */
 enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 {
-	enum htw_cancel_status ret = HTW_WHEEL_CANCEL_UNKNOWN;
 	struct htw_timer *t;
 	u32 where;
 	int r;
 
 	for (;;) {
-		t = htw_handle_lookup(&wheel->handles, handle);
-		if (!t || READ_ONCE(t->handle) != handle)
-			break;
-		/* The identity before the place; see htw_timer_is(). */
-		smp_rmb();
-		where = READ_ONCE(t->where);
+		t = htw_timer_find(wheel, handle, &where);
 		switch (htw_where_state(where)) {
 		case HTW_PENDING:
-			if (htw_cancel_pending(wheel, t, handle, where)) {
-				ret = HTW_WHEEL_CANCEL_OK;
-				goto out;
-			}
-			continue;	/* moved under us: look again */
+			if (htw_cancel_pending(wheel, t, handle, where))
+				return HTW_WHEEL_CANCEL_OK;
+			break;
 		case HTW_READY:
 			r = htw_cancel_ready(wheel, t, handle);
-			if (r >= 0) {
-				ret = r;
-				goto out;
-			}
-			continue;
+			if (r >= 0)
+				return r;
+			break;
 		case HTW_TRANSIT:
-			/*
-			 * Its owner holds tick_lock: once we have had the lock,
-			 * that batch is over and the timer has a place; look
-			 * again.
-			 */
-			spin_lock_bh(&wheel->tick_lock);
-			spin_unlock_bh(&wheel->tick_lock);
-			continue;
+			htw_wait_transit(wheel);
+			break;
 		default:
-			goto out;
+			return HTW_WHEEL_CANCEL_UNKNOWN;
 		}
 	}
-out:
-	return ret;
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_cancel);
 
@@ -561,19 +577,19 @@ static void htw_ready_unlink_locked(struct htw_wheel *w, struct htw_timer *t)
 static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
 			  u64 deadline, unsigned int flags, u64 *point)
 {
-	int ret = HTW_MOVE_RETRY;
+	int ret;
 
 	spin_lock_bh(&w->tick_lock);
 	spin_lock(&w->ready_lock);
-	if (htw_timer_is(t, handle, htw_where(HTW_READY, 0))) {
-		if (t->flags & HTW_TF_CANCELLED)
-			ret = HTW_WHEEL_REARM_UNKNOWN;
-		else if (!(flags & HTW_WHEEL_REARM_WITHDRAW))
-			ret = HTW_WHEEL_REARM_SERIALISE;
-		else
-			ret = HTW_WHEEL_REARM_FIRED;
-		if (ret == HTW_WHEEL_REARM_FIRED)
-			htw_ready_unlink_locked(w, t);
+	if (!htw_timer_is(t, handle, htw_where(HTW_READY, 0))) {
+		ret = HTW_MOVE_RETRY;
+	} else if (t->flags & HTW_TF_CANCELLED) {
+		ret = HTW_WHEEL_REARM_UNKNOWN;
+	} else if (!(flags & HTW_WHEEL_REARM_WITHDRAW)) {
+		ret = HTW_WHEEL_REARM_SERIALISE;
+	} else {
+		htw_ready_unlink_locked(w, t);
+		ret = HTW_WHEEL_REARM_FIRED;
 	}
 	spin_unlock(&w->ready_lock);
 	if (ret == HTW_WHEEL_REARM_FIRED) {
@@ -594,20 +610,13 @@ static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
 enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 				     u64 deadline, unsigned int flags, u64 *point)
 {
-	int ret = HTW_WHEEL_REARM_UNKNOWN;
 	struct htw_timer *t;
+	int ret = HTW_MOVE_RETRY;
 	u32 where;
 
 	*point = U64_MAX;
-	for (;;) {
-		t = htw_handle_lookup(&w->handles, handle);
-		if (!t || READ_ONCE(t->handle) != handle) {
-			ret = HTW_WHEEL_REARM_UNKNOWN;	/* maybe gone meanwhile */
-			break;
-		}
-		/* The identity before the place; see htw_timer_is(). */
-		smp_rmb();
-		where = READ_ONCE(t->where);
+	while (ret == HTW_MOVE_RETRY) {
+		t = htw_timer_find(w, handle, &where);
 		switch (htw_where_state(where)) {
 		case HTW_PENDING:
 			ret = htw_move_pending(w, t, handle, where, deadline, flags,
@@ -617,17 +626,12 @@ enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 			ret = htw_move_ready(w, t, handle, deadline, flags, point);
 			break;
 		case HTW_TRANSIT:
-			/* As in htw_wheel_cancel(): wait for that batch. */
-			spin_lock_bh(&w->tick_lock);
-			spin_unlock_bh(&w->tick_lock);
-			ret = HTW_MOVE_RETRY;
+			htw_wait_transit(w);
 			break;
 		default:
 			ret = HTW_WHEEL_REARM_UNKNOWN;
 			break;
 		}
-		if (ret != HTW_MOVE_RETRY)
-			break;
 	}
 	return ret;
 }
@@ -1116,11 +1120,11 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_ids_age);
  * The timers' memory: chunks are allocated on demand, so
  * htw_wheel_footprint() leaves them out.
  */
-size_t htw_wheel_handle_bytes(struct htw_wheel *w)
+size_t htw_wheel_timer_bytes(struct htw_wheel *w)
 {
 	return htw_handles_chunk_bytes(&w->handles);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_handle_bytes);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_timer_bytes);
 
 void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_identity_hook);

@@ -640,7 +640,7 @@ static void report_memory(unsigned long n)
 		return;
 	}
 	htw_wheel_geometry(hw, &geo);
-	chunks = div64_u64(htw_wheel_handle_bytes(hw), chunk);
+	chunks = div64_u64(htw_wheel_timer_bytes(hw), chunk);
 	bytes = chunks * objsize + htw_wheel_footprint(&geo);
 	record(S_MEM, "bytes per pending timer", n, W_HTW, "B",
 	       div64_u64(bytes * 1000, n));
