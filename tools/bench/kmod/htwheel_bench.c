@@ -23,6 +23,8 @@
  *                                     per operation), the odd ones per
  *                                     operation (percentiles)
  *   expiry=1                          also run the expiry sections
+ *   ops=1                             run the operation sections (off:
+ *                                     the expiry sections alone)
  *   observer_us=100                   period of the storm's SCHED_FIFO
  *                                     observer
  *
@@ -91,6 +93,10 @@ static bool expiry = true;
 module_param(expiry, bool, 0444);
 MODULE_PARM_DESC(expiry, "Also run the expiry and storm sections");
 
+static bool ops = true;
+module_param(ops, bool, 0444);
+MODULE_PARM_DESC(ops, "Run the operation sections (schedule, cancel, re-arm, memory)");
+
 static unsigned int observer_us = 100;
 module_param(observer_us, uint, 0444);
 MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer");
@@ -122,7 +128,7 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 #define S_COLD	"in-kernel schedule+cancel, cold: random order over a population armed earlier, new random deadlines"
 #define S_RA_WARM "in-kernel re-arm, warm: the same k of n pending moved by the same amounts and back every round, later or earlier first by turns"
 #define S_RA_COLD "in-kernel re-arm, cold: k random timers of a population armed earlier, new ones and new amounts every round, moved and back, later or earlier first by turns"
-#define S_EXP	"in-kernel expiry, real interrupt path: n timers armed ahead with interrupts on, due over 1.07 s, expiring as they come due; busy time of their CPU beyond the idle gap's rate before it, first deadline to last callback or record; htwheel at the timer wheel's resolution (a tick of one jiffy), and at 1 ms"
+#define S_EXP	"in-kernel expiry, real interrupt path: n timers armed ahead with interrupts on, due over 1.07 s, expiring as they come due; busy time of their CPU beyond the idle gap's rate before it, first deadline to last callback or record; htwheel with a tick of one jiffy and the slack of the timer wheel's level for each deadline (like for like), exact to the jiffy, and exact at 1 ms"
 #define S_STORM	"in-kernel expiry storm, real interrupt path: n timers due in one tick, armed ahead with interrupts on; release (htwheel) or first callback (timer_list) to last"
 #define S_MEM	"in-kernel memory per pending timer: objects x object size"
 
@@ -135,6 +141,7 @@ MODULE_PARM_DESC(observer_us, "Wake-up period of the storm's SCHED_FIFO observer
 #define W_HR_EX	"hrtimer (hard interrupt)"
 #define W_TL_EX	"timer_list (timer softirq)"
 #define W_HTW_MS	"htwheel, 1 ms tick (a wake-up per ms)"
+#define W_HTW_EXACT	"htwheel, exact to the jiffy (no slack)"
 
 static char *out_buf;
 static size_t out_len;
@@ -828,8 +835,25 @@ static enum hrtimer_restart ex_hr_fn(struct hrtimer *t)
 	return HRTIMER_NORESTART;
 }
 
+/*
+ * How late the latest timer_list callback came after its deadline, on
+ * the clock (jiffies may stand still through a long softirq run).  One
+ * timer in EX_LATE_SAMPLE reads the clock: the peer's cost stays its own.
+ */
+#define EX_LATE_SAMPLE	64
+static struct timer_list *ex_tl;
+static u64 ex_tl_base_ns, ex_tl_worst_late_ns;
+
 static void ex_tl_fn(struct timer_list *t)
 {
+	unsigned long i = t - ex_tl;
+	u64 deadline;
+
+	if (ex_tl && ex_delay && !(i % EX_LATE_SAMPLE)) {
+		deadline = ex_tl_base_ns + ex_lead_ns + ex_delay[i];
+		ex_tl_worst_late_ns = max(ex_tl_worst_late_ns,
+					  ktime_get_ns() - deadline);
+	}
 	ex_count();
 }
 
@@ -978,8 +1002,26 @@ static u64 ex_busy_until_done(const char *who, unsigned long n, u64 from)
  * A real-clock wheel filled with n timers due @lead plus their delay
  * (@storm_delay for every one, or 0 for ex_delay[]) after @base.
  */
+/*
+ * The timer wheel's granularity for a timer @delta_ns ahead: 8^level
+ * jiffies, for the level calc_wheel_index() (kernel/time/timer.c) puts
+ * it in: level 0 below 63 jiffies ahead, each next one up to 8 times as
+ * far.  The timer wheel fires such a timer up to that much late; a
+ * htwheel timer given it as slack fires no later.
+ */
+static u64 tw_granularity_ns(u64 delta_ns)
+{
+	u64 delta = nsecs_to_jiffies64(delta_ns);
+	unsigned int lvl = 0;
+
+	while (lvl < 8 && delta >= (63ULL << (3 * lvl)))
+		lvl++;
+	return (u64)TICK_NSEC << (3 * lvl);
+}
+
 static struct htw_wheel *ex_wheel_fill(unsigned long n, u64 *base, u64 lead,
-				       u64 storm_delay, bool hold, u64 tick_ns)
+				       u64 storm_delay, bool hold, u64 tick_ns,
+				       bool tw_slack)
 {
 	struct htw_geometry geo = {
 		.tick_ns = tick_ns,
@@ -1001,9 +1043,11 @@ static struct htw_wheel *ex_wheel_fill(unsigned long n, u64 *base, u64 lead,
 		htw_wheel_hold(w);
 	*base = htw_wheel_now(w);
 	for (i = 0; i < n; i++) {
+		u64 delta = lead + (storm_delay ?: ex_delay[i]);
 		struct htw_timer_spec spec = {
 			.cookie = i,
-			.deadline_ns = *base + lead + (storm_delay ?: ex_delay[i]),
+			.deadline_ns = *base + delta,
+			.slack_ns = tw_slack ? tw_granularity_ns(delta) : 0,
 		};
 
 		if (htw_wheel_schedule(w, &spec, &h))
@@ -1020,16 +1064,22 @@ static struct htw_wheel *ex_wheel_fill(unsigned long n, u64 *base, u64 lead,
  * a tick of @tick_ns: one jiffy wakes the CPU as often as the timer
  * wheel does (like for like), 1 ms up to ten times as often.
  */
-static u64 expire_htwheel(unsigned long n, u64 tick_ns, const char *who)
+static u64 expire_htwheel(unsigned long n, u64 tick_ns, bool tw_slack,
+			  const char *who)
 {
+	struct htw_wheel_stats st;
 	struct htw_wheel *w;
 	u64 base, d = 0;
 
-	w = ex_wheel_fill(n, &base, ex_lead_ns, 0, false, tick_ns);
+	w = ex_wheel_fill(n, &base, ex_lead_ns, 0, false, tick_ns, tw_slack);
 	if (!w)
 		return 0;
 	if (ex_armed_in_time(who, n, base))
 		d = ex_busy_until_done(who, n, base + ex_lead_ns);
+	if (d) {
+		htw_wheel_get_stats(w, &st);
+		record(S_EXP, "worst lateness", n, who, "us", st.max_late_ns);
+	}
 	htw_wheel_destroy(w);
 	return d;
 }
@@ -1045,7 +1095,7 @@ static u64 storm_htwheel(unsigned long n)
 	struct htw_wheel *w;
 	u64 base, t0, d = 0;
 
-	w = ex_wheel_fill(n, &base, 0, BENCH_TICK_NS, true, BENCH_TICK_NS);
+	w = ex_wheel_fill(n, &base, 0, BENCH_TICK_NS, true, BENCH_TICK_NS, false);
 	if (!w)
 		return 0;
 	sleep_until(base + 3 * BENCH_TICK_NS);
@@ -1121,6 +1171,9 @@ static u64 expire_kernel(bool hrt, unsigned long n)
 	tl = timers;
 	base = ktime_get_ns();
 	j0 = jiffies;
+	ex_tl_worst_late_ns = 0;
+	ex_tl_base_ns = base;
+	ex_tl = hrt ? NULL : tl;
 	for (i = 0; i < n; i++) {
 		if (hrt)
 			hrtimer_start(&hr[i], ns_to_ktime(base + ex_lead_ns + ex_delay[i]),
@@ -1132,6 +1185,9 @@ static u64 expire_kernel(bool hrt, unsigned long n)
 	}
 	if (ex_armed_in_time(who, n, base))
 		d = ex_busy_until_done(who, n, base + ex_lead_ns);
+	if (d && !hrt)
+		record(S_EXP, "worst lateness", n, who, "us", ex_tl_worst_late_ns);
+	ex_tl = NULL;
 	ex_kernel_free(hrt, timers, n);
 	return d;
 }
@@ -1169,8 +1225,10 @@ static u64 storm_kernel(unsigned long n)
 
 static void run_expiry(unsigned long n)
 {
-	static const unsigned int order[2][4] = { { 0, 1, 2, 3 }, { 3, 2, 1, 0 } };
-	const char *who[4] = { W_HTW, W_HR_EX, W_TL_EX, W_HTW_MS };
+	static const unsigned int order[2][5] = {
+		{ 0, 1, 2, 3, 4 }, { 4, 3, 2, 1, 0 },
+	};
+	const char *who[5] = { W_HTW, W_HR_EX, W_TL_EX, W_HTW_MS, W_HTW_EXACT };
 	cpumask_var_t saved;
 	unsigned long i;
 	unsigned int j;
@@ -1190,13 +1248,15 @@ static void run_expiry(unsigned long n)
 	draws_start(n, 2);
 	for (i = 0; i < n; i++)
 		ex_delay[i] = draw_delay(EX_EXP_MIN, EX_EXP_MAX);
-	for (j = 0; j < 4; j++) {
+	for (j = 0; j < ARRAY_SIZE(order[0]); j++) {
 		unsigned int c = order[cur_rep & 1][j];
 
 		if (c == 0)
-			d = expire_htwheel(n, TICK_NSEC, W_HTW);
+			d = expire_htwheel(n, TICK_NSEC, true, W_HTW);
 		else if (c == 3)
-			d = expire_htwheel(n, BENCH_TICK_NS, W_HTW_MS);
+			d = expire_htwheel(n, BENCH_TICK_NS, false, W_HTW_MS);
+		else if (c == 4)
+			d = expire_htwheel(n, TICK_NSEC, false, W_HTW_EXACT);
 		else
 			d = expire_kernel(c == 1, n);
 		if (d)
@@ -1326,7 +1386,7 @@ static int run_size(unsigned long n)
 	}
 	ex_lead_ns = EX_LEAD_MIN_NS + n * EX_LEAD_PER_TIMER_NS;
 	for (cur_rep = 0; cur_rep <= reps; cur_rep++) {
-		for (j = 0; j < NR_C; j++) {
+		for (j = 0; ops && j < NR_C; j++) {
 			enum cid c = cur_rep & 1 ? NR_C - 1 - j : j;
 
 			ret = run_contender(c, n);
