@@ -52,15 +52,41 @@ void htw_grid_init(struct htw_grid *g, const struct htw_geometry *geo,
 	g->slots = geo->slots;
 	g->slot_bits = ilog2(geo->slots);
 	g->slot_mask = geo->slots - 1;
+	g->tick_recip = div64_u64(U64_MAX, geo->tick_ns);
+	g->level_mul = DIV_ROUND_UP(1U << 16, g->slot_bits);
 	g->levels = geo->levels;
 }
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_grid_init);
+
+/*
+ * @ns / tick_ns and its remainder, with a multiply instead of a 64-bit
+ * division on every schedule and re-arm.  tick_recip is short of
+ * 2^64 / tick_ns by less than 2, so the first quotient is short of the
+ * true one by less than 3 (never over it: the remainder cannot wrap),
+ * and at most two steps correct it.
+ */
+u64 htw_grid_div(const struct htw_grid *g, u64 ns, u64 *rem)
+{
+	u64 q = mul_u64_u64_shr(ns, g->tick_recip, 64);
+	u64 r = ns - q * g->tick_ns;
+
+	while (r >= g->tick_ns) {
+		q++;
+		r -= g->tick_ns;
+	}
+	*rem = r;
+	return q;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_grid_div);
 
 /* The tick whose start is the latest <= @ns. */
 u64 htw_grid_tick_of(const struct htw_grid *g, u64 ns)
 {
+	u64 rem;
+
 	if (ns <= g->base_ns)
 		return 0;
-	return div64_u64(ns - g->base_ns, g->tick_ns);
+	return htw_grid_div(g, ns - g->base_ns, &rem);
 }
 
 /* Start of @tick on the wheel's clock, U64_MAX if not representable. */
@@ -80,9 +106,11 @@ u64 htw_grid_tick_time(const struct htw_grid *g, u64 tick)
  */
 u8 htw_grid_slack_shift(const struct htw_grid *g, u64 slack_ns)
 {
-	u64 slack_ticks = div64_u64(slack_ns, g->tick_ns);
+	u64 rem;
 
-	return fls64(slack_ticks + 1) - 1;
+	if (slack_ns < g->tick_ns)
+		return 0;
+	return fls64(htw_grid_div(g, slack_ns, &rem) + 1) - 1;
 }
 
 /*
@@ -95,7 +123,7 @@ u64 htw_grid_expiry_tick(const struct htw_grid *g, u64 deadline, u8 slack_shift)
 
 	if (deadline <= g->base_ns)
 		return 0;
-	tick = div64_u64_rem(deadline - g->base_ns, g->tick_ns, &rem);
+	tick = htw_grid_div(g, deadline - g->base_ns, &rem);
 	if (rem)
 		tick++;
 	/*
@@ -117,7 +145,8 @@ u64 htw_grid_expiry_tick(const struct htw_grid *g, u64 deadline, u8 slack_shift)
 u32 htw_grid_place(const struct htw_grid *g, u64 expires, u64 clk, u64 *point)
 {
 	u64 tick = max(expires, clk + 1);
-	u32 level = (fls64(tick - clk) - 1) / g->slot_bits;
+	/* (fls64() - 1) / slot_bits, exact for the 64 values it can be. */
+	u32 level = ((fls64(tick - clk) - 1) * g->level_mul) >> 16;
 	u32 shift;
 
 	/* Never past the last level: see htw_grid_expiry_tick(). */
@@ -128,6 +157,7 @@ u32 htw_grid_place(const struct htw_grid *g, u64 expires, u64 clk, u64 *point)
 	*point = (tick >> shift) << shift;
 	return level * g->slots + (u32)((tick >> shift) & g->slot_mask);
 }
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_grid_place);
 
 /*
  * Is level @level visited at @tick (the start of one of its periods), and

@@ -69,8 +69,10 @@ struct htw_grid {
 	u64 tick_ns;
 	u64 max_tick;		/* last tick an unrounded deadline can give */
 	u64 slot_mask;		/* slots - 1 */
+	u64 tick_recip;		/* U64_MAX / tick_ns: htw_grid_div() */
 	u32 slots;
 	u32 slot_bits;		/* log2(slots) */
+	u32 level_mul;		/* 2^16 / slot_bits, rounded up: htw_grid_place() */
 	u32 levels;
 };
 
@@ -92,6 +94,7 @@ static inline u32 htw_grid_index(const struct htw_grid *g, u32 bucket)
 	return bucket & g->slot_mask;
 }
 
+u64 htw_grid_div(const struct htw_grid *g, u64 ns, u64 *rem);
 u64 htw_grid_tick_of(const struct htw_grid *g, u64 ns);
 u64 htw_grid_tick_time(const struct htw_grid *g, u64 tick);
 u8 htw_grid_slack_shift(const struct htw_grid *g, u64 slack_ns);

@@ -14,6 +14,8 @@
  *   fired on its tick, the work per timer moved and not per tick.
  * - htwheel_slack: timers with slack round up to coarser ticks so that
  *   they coalesce, within their slack and never early.
+ * - htwheel_grid_arith: the multiply that stands for a division by the
+ *   tick, and the level of a distance, against plain division.
  *
  * All on manual-clock wheels (htw_t_manual()), so every tick is exact.
  */
@@ -473,5 +475,97 @@ static struct kunit_suite htwheel_slack_suite = {
 	.test_cases = htwheel_slack_cases,
 };
 
+/* ---- htwheel_grid_arith ---- */
+
+/* A grid for @tick_ns and @slots, levels enough for any distance. */
+static void htw_t_grid(struct htw_grid *g, u64 tick_ns, u32 slots)
+{
+	struct htw_geometry geo = {
+		.tick_ns = tick_ns,
+		.slots = slots,
+		.levels = DIV_ROUND_UP(64, ilog2(slots)),
+	};
+
+	htw_grid_init(g, &geo, 0);
+}
+
+static void htw_t_expect_div(struct kunit *test, const struct htw_grid *g,
+			     u64 ns)
+{
+	u64 rem, want_rem, q = htw_grid_div(g, ns, &rem);
+	u64 want = div64_u64_rem(ns, g->tick_ns, &want_rem);
+
+	KUNIT_EXPECT_EQ_MSG(test, q, want, "%llu / %llu", ns, g->tick_ns);
+	KUNIT_EXPECT_EQ_MSG(test, rem, want_rem, "%llu %% %llu", ns, g->tick_ns);
+}
+
+static void htwheel_grid_div_is_division(struct kunit *test)
+{
+	static const u64 ticks[] = {
+		HTW_MIN_TICK_NS, 999983, NSEC_PER_MSEC, NSEC_PER_SEC / HZ,
+		1ULL << 20, 3 * NSEC_PER_SEC, HTW_MAX_TICK_NS - 1, HTW_MAX_TICK_NS,
+	};
+	struct rnd_state rnd;
+	struct htw_grid g;
+	unsigned int i, j;
+	u64 d, last, ns;
+
+	prandom_seed_state(&rnd, 20261201);
+	for (i = 0; i < ARRAY_SIZE(ticks); i++) {
+		d = ticks[i];
+		last = div64_u64(U64_MAX, d) * d;	/* the last multiple */
+		htw_t_grid(&g, d, 512);
+		for (j = 0; j < 3; j++) {
+			htw_t_expect_div(test, &g, j);
+			htw_t_expect_div(test, &g, j * d - 1);
+			htw_t_expect_div(test, &g, j * d + 1);
+			htw_t_expect_div(test, &g, U64_MAX - j);
+			htw_t_expect_div(test, &g, last - j);
+		}
+		htw_t_expect_div(test, &g, d);
+		htw_t_expect_div(test, &g, 1ULL << 63);
+		for (j = 0; j < 20000; j++) {
+			ns = ((u64)prandom_u32_state(&rnd) << 32 | prandom_u32_state(&rnd)) >>
+			     (j % 64);
+			htw_t_expect_div(test, &g, ns);
+		}
+	}
+}
+
+/* Every distance 2^k..2^(k+1)-1 goes to level k / slot_bits. */
+static void htwheel_grid_level_of_distance(struct kunit *test)
+{
+	u64 point, clk = 12345;
+	struct htw_grid g;
+	u32 slots, bits, k, bucket;
+
+	for (slots = HTW_MIN_SLOTS; slots <= HTW_MAX_SLOTS; slots <<= 1) {
+		htw_t_grid(&g, NSEC_PER_MSEC, slots);
+		bits = ilog2(slots);
+		for (k = 0; k < 63; k++) {
+			u32 want = min(k / bits, g.levels - 1);
+
+			bucket = htw_grid_place(&g, clk + (1ULL << k), clk, &point);
+			KUNIT_EXPECT_EQ_MSG(test, bucket / slots, want,
+					    "slots %u, distance 2^%u", slots, k);
+			bucket = htw_grid_place(&g, clk + (2ULL << k) - 1, clk, &point);
+			KUNIT_EXPECT_EQ_MSG(test, bucket / slots, want,
+					    "slots %u, distance 2^%u+", slots, k);
+		}
+	}
+}
+
+static struct kunit_case htwheel_grid_arith_cases[] = {
+	KUNIT_CASE(htwheel_grid_div_is_division),
+	KUNIT_CASE(htwheel_grid_level_of_distance),
+	{}
+};
+
+static struct kunit_suite htwheel_grid_arith_suite = {
+	.name = "htwheel_grid_arith",
+	.test_cases = htwheel_grid_arith_cases,
+};
+
 kunit_test_suites(&htwheel_geometry_suite, &htwheel_placement_suite,
-		  &htwheel_sweep_suite, &htwheel_slack_suite);
+		  &htwheel_sweep_suite, &htwheel_slack_suite,
+		  &htwheel_grid_arith_suite);
