@@ -19,6 +19,15 @@
 #define HTW_TEST_HOOKS 1
 #endif
 
+/*
+ * The probes inside the fast paths (the count of live timers, the
+ * identity hook) are the suites' alone: the benchmark's build must run
+ * the schedule and cancel the shipped module runs.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+#define HTW_KUNIT_PROBES 1
+#endif
+
 struct htw_geometry;
 struct htw_handles;
 struct htw_quota;
@@ -59,12 +68,24 @@ void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns);
 int htw_wheel_inspect(struct htw_wheel *w, u64 handle,
 		      struct htw_placement *p);
 u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick);
-/* Timers allocated by every wheel, for leak checks. */
-long htw_timers_allocated(void);
 /* htw_wheel.c: bytes of the timer chunks allocated so far. */
 size_t htw_wheel_timer_bytes(struct htw_wheel *w);
 /* htw_handles_age() on the wheel's handle table. */
 void htw_ids_age(struct htw_wheel *w, u64 gen);
+/*
+ * htw_handles.c: make every free id look used @gen - 1 times already, so
+ * that a suite reaches the end of the generations in a few calls.
+ */
+void htw_handles_age(struct htw_handles *h, u64 gen);
+
+/* htw_limits.c; @res is an enum htw_limit, left opaque here. */
+unsigned long htw_limits_used(const struct htw_quota *q, unsigned int res);
+unsigned long htw_limits_entries(void);
+#endif
+
+#ifdef HTW_KUNIT_PROBES
+/* htw_wheel.c: timers allocated by every wheel, for leak checks. */
+long htw_timers_allocated(void);
 /*
  * Called by htw_timer_is() after each of its reads (@step 0: the first
  * read of ->handle, 1: ->where), so a suite can play a racing CPU's writes
@@ -76,16 +97,6 @@ extern void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
 		if (unlikely(READ_ONCE(htw_identity_hook)))	\
 			htw_identity_hook(t, step);		\
 	} while (0)
-
-/*
- * htw_handles.c: make every free id look used @gen - 1 times already, so
- * that a suite reaches the end of the generations in a few calls.
- */
-void htw_handles_age(struct htw_handles *h, u64 gen);
-
-/* htw_limits.c; @res is an enum htw_limit, left opaque here. */
-unsigned long htw_limits_used(const struct htw_quota *q, unsigned int res);
-unsigned long htw_limits_entries(void);
 #else
 static inline void htw_identity_probe(struct htw_timer *t, unsigned int step) { }
 #endif

@@ -21,7 +21,7 @@
 #include "htw_internal.h"
 #include "htw_limits.h"
 
-#ifdef HTW_TEST_HOOKS
+#ifdef HTW_KUNIT_PROBES
 /* Timers allocated by every wheel, for the suites' leak checks only. */
 static DEFINE_PER_CPU(long, htw_timers_live);
 static inline void htw_count_timer(long d)
@@ -1099,16 +1099,6 @@ u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_tick_time);
 
-long htw_timers_allocated(void)
-{
-	long n = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		n += per_cpu(htw_timers_live, cpu);
-	return n;
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_timers_allocated);
 
 void htw_ids_age(struct htw_wheel *w, u64 gen)
 {
@@ -1125,6 +1115,20 @@ size_t htw_wheel_timer_bytes(struct htw_wheel *w)
 	return htw_handles_chunk_bytes(&w->handles);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_timer_bytes);
+
+#endif /* HTW_TEST_HOOKS */
+
+#ifdef HTW_KUNIT_PROBES
+long htw_timers_allocated(void)
+{
+	long n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu(htw_timers_live, cpu);
+	return n;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_timers_allocated);
 
 void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_identity_hook);

@@ -656,9 +656,9 @@ static void report_memory(unsigned long n)
 	record(S_MEM, "bytes per pending timer", n, "struct hrtimer (sizeof)",
 	       "B", sizeof(struct hrtimer) * 1000);
 	if (cur_rep == 1)
-		emit("meta\thtw_timer mem n %lu\t%llu x %lu (%lu used) + %zu; %ld timers\n",
+		emit("meta\thtw_timer mem n %lu\t%llu x %lu (%lu used) + %zu\n",
 		     n, chunks, objsize, slab_attr("htw_timer", "objects"),
-		     htw_wheel_footprint(&geo), htw_timers_allocated());
+		     htw_wheel_footprint(&geo));
 }
 
 /*
