@@ -1099,7 +1099,6 @@ u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_tick_time);
 
-
 void htw_ids_age(struct htw_wheel *w, u64 gen)
 {
 	htw_handles_age(&w->handles, gen);
