@@ -28,7 +28,12 @@
 #ifndef _HTW_GRID_H
 #define _HTW_GRID_H
 
+#include <linux/bitops.h>
 #include <linux/bits.h>
+#include <linux/bug.h>
+#include <linux/math.h>
+#include <linux/math64.h>
+#include <linux/minmax.h>
 #include <linux/time.h>
 #include <linux/types.h>
 
@@ -94,14 +99,101 @@ static inline u32 htw_grid_index(const struct htw_grid *g, u32 bucket)
 	return bucket & g->slot_mask;
 }
 
-u64 htw_grid_div(const struct htw_grid *g, u64 ns, u64 *rem);
-u64 htw_grid_tick_of(const struct htw_grid *g, u64 ns);
 u64 htw_grid_tick_time(const struct htw_grid *g, u64 tick);
-u8 htw_grid_slack_shift(const struct htw_grid *g, u64 slack_ns);
-u64 htw_grid_expiry_tick(const struct htw_grid *g, u64 deadline, u8 slack_shift);
-u32 htw_grid_place(const struct htw_grid *g, u64 expires, u64 clk, u64 *point);
 bool htw_grid_visits(const struct htw_grid *g, u32 level, u64 tick, u32 *bucket);
 u64 htw_grid_next_visit(const struct htw_grid *g, const unsigned long *occupied,
 			u64 clk);
+
+/* ---- on every schedule and re-arm: inline, and no division ---- */
+
+/*
+ * @ns / tick_ns and its remainder, with a multiply instead of a 64-bit
+ * division on every schedule and re-arm.  tick_recip is short of
+ * 2^64 / tick_ns by less than 2, so the first quotient is short of the
+ * true one by less than 3 (never over it: the remainder cannot wrap),
+ * and at most two steps correct it.
+ */
+static inline u64 htw_grid_div(const struct htw_grid *g, u64 ns, u64 *rem)
+{
+	u64 q = mul_u64_u64_shr(ns, g->tick_recip, 64);
+	u64 r = ns - q * g->tick_ns;
+
+	while (r >= g->tick_ns) {
+		q++;
+		r -= g->tick_ns;
+	}
+	*rem = r;
+	return q;
+}
+
+/* The tick whose start is the latest <= @ns. */
+static inline u64 htw_grid_tick_of(const struct htw_grid *g, u64 ns)
+{
+	u64 rem;
+
+	if (ns <= g->base_ns)
+		return 0;
+	return htw_grid_div(g, ns - g->base_ns, &rem);
+}
+
+/*
+ * Largest s with 2^s - 1 <= slack in ticks: every tick has a multiple of
+ * 2^s at most slack ticks after it, so rounding up stays within the slack.
+ */
+static inline u8 htw_grid_slack_shift(const struct htw_grid *g, u64 slack_ns)
+{
+	u64 rem;
+
+	if (slack_ns < g->tick_ns)
+		return 0;
+	return fls64(htw_grid_div(g, slack_ns, &rem) + 1) - 1;
+}
+
+/*
+ * The first tick whose start is >= @deadline (so never early), moved up
+ * to a multiple of 2^slack_shift ticks so that timers with slack coalesce.
+ */
+static inline u64 htw_grid_expiry_tick(const struct htw_grid *g, u64 deadline,
+				       u8 slack_shift)
+{
+	u64 rem, tick, rounded;
+
+	if (deadline <= g->base_ns)
+		return 0;
+	tick = htw_grid_div(g, deadline - g->base_ns, &rem);
+	if (rem)
+		tick++;
+	/*
+	 * The levels hold every tick an unrounded deadline can give
+	 * (htw_geometry_normalise()); slack must not round past them.
+	 */
+	rounded = round_up(tick, 1ULL << slack_shift);
+	return rounded <= g->max_tick ? rounded : tick;
+}
+
+/*
+ * Choose the bucket for a timer firing at tick @expires when the wheel is
+ * at tick @clk: level L holds timers 2^(L*bits) <= expires - clk <
+ * 2^((L+1)*bits) in bucket (expires >> L*bits) & mask.  That bucket is next
+ * visited at *point, the start of the level-L period holding @expires,
+ * which is > clk and <= expires: a timer is never visited too late.
+ * A tick already passed is treated as the next tick.
+ */
+static inline u32 htw_grid_place(const struct htw_grid *g, u64 expires,
+				 u64 clk, u64 *point)
+{
+	u64 tick = max(expires, clk + 1);
+	/* (fls64() - 1) / slot_bits, exact for the 64 values it can be. */
+	u32 level = ((fls64(tick - clk) - 1) * g->level_mul) >> 16;
+	u32 shift;
+
+	/* Never past the last level: see htw_grid_expiry_tick(). */
+	if (WARN_ON_ONCE(level >= g->levels))
+		level = g->levels - 1;
+	shift = level * g->slot_bits;
+
+	*point = (tick >> shift) << shift;
+	return level * g->slots + (u32)((tick >> shift) & g->slot_mask);
+}
 
 #endif /* _HTW_GRID_H */
