@@ -16,6 +16,7 @@
 
 #include <linux/hrtimer.h>
 #include <linux/list.h>
+#include <linux/percpu.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 
@@ -79,6 +80,19 @@ struct htw_timer {
 	u8 slack_shift;		/* fire at a multiple of 2^slack_shift ticks */
 	u8 flags;		/* HTW_TF_*, under ready_lock */
 	u16 reserved;
+};
+
+/*
+ * What a wheel counts on every schedule, cancel and expiry.  Per CPU, so
+ * that no cache line is shared by every CPU scheduling on the wheel; a
+ * CPU's share may go negative (a timer scheduled on one CPU and cancelled
+ * on another), the sum over CPUs never does.
+ */
+struct htw_wheel_counts {
+	s64 pending;
+	s64 scheduled;
+	s64 cancelled;
+	s64 fired;
 };
 
 struct htw_bucket {
@@ -180,17 +194,24 @@ struct htw_wheel {
 	unsigned long *occupied;	/* one bit per bucket, under its lock */
 	struct htw_handles handles;	/* its own locks: htw_handles.h */
 
-	atomic64_t pending;
+	/* Per CPU: htw_count() and htw_count_bh(); summed by the stats. */
+	struct htw_wheel_counts __percpu *counts;
 	atomic64_t nready;
-	atomic64_t scheduled;
-	atomic64_t cancelled;
-	atomic64_t fired;
 	/* Under tick_lock. */
 	u64 cascaded;
 	u64 tick_wakeups;
 	u64 max_late_ns;
 	u64 late_hist[32];
 };
+
+/*
+ * Count @n on this CPU.  htw_count_bh() inside a section with bottom
+ * halves off (any wheel lock but the handle table's), where neither
+ * migration nor another updater on this CPU can come between the read
+ * and the write; htw_count() anywhere.
+ */
+#define htw_count_bh(w, field, n)	__this_cpu_add((w)->counts->field, (n))
+#define htw_count(w, field, n)		this_cpu_add((w)->counts->field, (n))
 
 /* htw_wheel.c: what the tick builds on. */
 struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,

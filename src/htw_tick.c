@@ -121,8 +121,9 @@ static void htw_fire(struct htw_wheel *w, struct htw_fired *f,
 
 static void htw_fired_commit(struct htw_wheel *w, struct htw_fired *f)
 {
-	atomic64_sub(f->oneshots, &w->pending);
-	atomic64_add(f->n, &w->fired);
+	lockdep_assert_held(&w->tick_lock);
+	htw_count_bh(w, pending, -(s64)f->oneshots);
+	htw_count_bh(w, fired, f->n);
 	htw_enqueue_ready(w, &f->list, f->last, f->n);
 }
 

@@ -291,6 +291,8 @@ static u64 htw_insert(struct htw_wheel *w, struct htw_timer *t)
 	bucket = htw_grid_place(&w->grid, t->expires, horizon, &point);
 	spin_lock_bh(&w->buckets[bucket].lock);
 	htw_link_locked(w, bucket, t);
+	htw_count_bh(w, pending, 1);
+	htw_count_bh(w, scheduled, 1);
 	spin_unlock_bh(&w->buckets[bucket].lock);
 	/*
 	 * Pairs with smp_mb() in htw_advance() and htw_rearm(); it also
@@ -337,8 +339,6 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 	t->slack_shift = htw_grid_slack_shift(&w->grid, spec->slack_ns);
 	t->expires = htw_grid_expiry_tick(&w->grid, t->deadline_ns, t->slack_shift);
 	*handle = t->handle;
-	atomic64_inc(&w->pending);
-	atomic64_inc(&w->scheduled);
 	*point = htw_insert(w, t);
 	return 0;
 }
@@ -391,13 +391,12 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 		htw_unlink_locked(w, bucket, t);
 		/* Ours now: a racing cancel of the same handle must not match. */
 		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
+		htw_count_bh(w, pending, -1);
+		htw_count_bh(w, cancelled, 1);
 	}
 	spin_unlock_bh(&bk->lock);
-	if (found) {
-		atomic64_dec(&w->pending);
-		atomic64_inc(&w->cancelled);
+	if (found)
 		htw_timer_free(w, t);
-	}
 	return found;
 }
 
@@ -411,8 +410,8 @@ static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
 		ret = HTW_WHEEL_CANCEL_FIRED;
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED)) {
 			t->flags |= HTW_TF_CANCELLED;
-			atomic64_dec(&w->pending);
-			atomic64_inc(&w->cancelled);
+			htw_count_bh(w, pending, -1);
+			htw_count_bh(w, cancelled, 1);
 			ret = HTW_WHEEL_CANCEL_OK;
 		}
 	}
@@ -453,8 +452,8 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 {
 	if (htw_wheel_cancel(wheel, handle) != HTW_WHEEL_CANCEL_OK)
 		return;
-	atomic64_dec(&wheel->cancelled);
-	atomic64_dec(&wheel->scheduled);
+	htw_count(wheel, cancelled, -1);
+	htw_count(wheel, scheduled, -1);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_unschedule);
 
@@ -594,7 +593,7 @@ static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
 	spin_unlock(&w->ready_lock);
 	if (ret == HTW_WHEEL_REARM_FIRED) {
 		if (!t->period_ns)
-			atomic64_inc(&w->pending);	/* periodic ones still are */
+			htw_count(w, pending, 1);	/* periodic ones still are */
 		t->deadline_ns = deadline;
 		t->expires = htw_grid_expiry_tick(&w->grid, deadline, t->slack_shift);
 		*point = htw_wheel_place(w, t, w->clk);
@@ -774,14 +773,14 @@ u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
 		if (WARN_ON_ONCE(!t))
 			break;
 		WARN_ON_ONCE(t->handle != recs[i].handle);
-		atomic64_add(recs[i].overrun, &w->fired);
+		htw_count_bh(w, fired, recs[i].overrun);
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED) &&
 		    htw_rearm_periodic(w, t, recs[i].overrun, &point)) {
 			earliest = min(earliest, point);
 			continue;
 		}
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED))
-			atomic64_dec(&w->pending);	/* ran off the clock */
+			htw_count_bh(w, pending, -1);	/* ran off the clock */
 		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
 		hlist_add_head(&t->node, done);
 	}
@@ -904,8 +903,8 @@ size_t htw_drain_paused(struct htw_wheel *w, u64 now,
 
 	n = htw_drain_buckets(w, now, out, max, 0);
 	n = htw_drain_ready(w, now, out, max, n);
-	atomic64_sub(n, &w->pending);
-	atomic64_add(n, &w->cancelled);
+	htw_count(w, pending, -(s64)n);
+	htw_count(w, cancelled, n);
 	return n;
 }
 
@@ -913,12 +912,24 @@ size_t htw_drain_paused(struct htw_wheel *w, u64 now,
 
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st)
 {
+	struct htw_wheel_counts sum = {};
+	int cpu;
+
 	memset(st, 0, sizeof(*st));
-	st->pending = atomic64_read(&wheel->pending);
+	for_each_possible_cpu(cpu) {
+		const struct htw_wheel_counts *c = per_cpu_ptr(wheel->counts, cpu);
+
+		sum.pending += READ_ONCE(c->pending);
+		sum.scheduled += READ_ONCE(c->scheduled);
+		sum.cancelled += READ_ONCE(c->cancelled);
+		sum.fired += READ_ONCE(c->fired);
+	}
+	/* A sum taken while CPUs update their shares can be a hair off. */
+	st->pending = max_t(s64, sum.pending, 0);
+	st->scheduled = sum.scheduled;
+	st->cancelled = sum.cancelled;
+	st->fired = sum.fired;
 	st->ready = atomic64_read(&wheel->nready);
-	st->scheduled = atomic64_read(&wheel->scheduled);
-	st->fired = atomic64_read(&wheel->fired);
-	st->cancelled = atomic64_read(&wheel->cancelled);
 	spin_lock_bh(&wheel->tick_lock);
 	st->cascaded = wheel->cascaded;
 	st->tick_wakeups = wheel->tick_wakeups;
@@ -937,7 +948,8 @@ static int htw_buckets_init(struct htw_wheel *w)
 	BUILD_BUG_ON(HTW_WHERE_BUCKET_MASK < 32 * HTW_MAX_SLOTS);
 	w->buckets = kvmalloc_array(n, sizeof(*w->buckets), GFP_KERNEL_ACCOUNT);
 	w->occupied = bitmap_zalloc(n, GFP_KERNEL_ACCOUNT);
-	if (!w->buckets || !w->occupied)
+	w->counts = alloc_percpu_gfp(struct htw_wheel_counts, GFP_KERNEL_ACCOUNT);
+	if (!w->buckets || !w->occupied || !w->counts)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		spin_lock_init(&w->buckets[i].lock);
@@ -950,6 +962,7 @@ static void htw_wheel_free_mem(struct htw_wheel *w)
 {
 	kvfree(w->buckets);
 	bitmap_free(w->occupied);
+	free_percpu(w->counts);
 	htw_handles_destroy(&w->handles);
 	kfree(w);
 }
@@ -1058,6 +1071,7 @@ size_t htw_wheel_footprint(const struct htw_geometry *geo)
 	nbuckets = (size_t)g.levels * g.slots;
 	return nbuckets * sizeof(struct htw_bucket) +
 	       BITS_TO_LONGS(nbuckets) * sizeof(unsigned long) +
+	       num_possible_cpus() * sizeof(struct htw_wheel_counts) +
 	       htw_handles_footprint(g.max_pending);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_footprint);
