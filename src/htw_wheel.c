@@ -85,7 +85,12 @@ static void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t
 
 	lockdep_assert_held(&bk->lock);
 	hlist_add_head(&t->node, &bk->timers);
-	set_bit(bucket, w->occupied);
+	/*
+	 * Only this bucket's lock clears its bit, and we hold it: no atomic
+	 * when the bucket had timers already.
+	 */
+	if (!test_bit(bucket, w->occupied))
+		set_bit(bucket, w->occupied);
 	/* The timer before its place: pairs with htw_timer_is(). */
 	smp_wmb();
 	WRITE_ONCE(t->where, htw_where(HTW_PENDING, bucket));

@@ -11,6 +11,8 @@
 # HTW_BENCH_SEED (the delays' seed, default a fresh random one),
 # HTW_BENCH_UBENCH (htwheel_ubench commands, default all:
 # sched,rearm,deliver,mem,conn), HTW_BENCH_CONN (conn's connection counts),
+# HTW_BENCH_KMOD (more htwheel_bench.ko parameters, comma-separated, say
+# expiry=0,reps=3: for a quick look, not for the table),
 # HTW_UML_MEM (default 2G here), HTW_BENCH_SKIP_QEMU=1 (UML only).
 # Results: build/bench/; each run directory's host.txt holds the host's
 # load and steal before and after its boot, the commit and the seed.
@@ -54,7 +56,8 @@ host_boot() {
 htw_log "booting um-bench (real time): in-kernel and user-space benchmarks, seed $seed"
 host_boot "$out/run-rt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 	"$out/run-rt" htw_set=rt htw_bench_mod="$mobj" htw_bench_n="$n" \
-	htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_ubench="$ubench" htw_bench_conn="$conn" slab_nomerge
+	htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_ubench="$ubench" htw_bench_conn="$conn" \
+	htw_bench_kmod="${HTW_BENCH_KMOD:-}" slab_nomerge
 htw_log "booting um-bench (time-travel=inf-cpu): an idle hour"
 host_boot "$out/run-tt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 	"$out/run-tt" htw_set=tt htw_bench_mod="$mobj" htw_bench_seed="$seed" \

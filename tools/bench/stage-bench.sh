@@ -9,6 +9,8 @@
 # htwheel_ubench commands run (comma-separated; empty: all of them), each
 # with N and the output directory, but conn, which takes its own list of
 # connection counts, $htw_bench_conn (empty: htwheel_ubench's default).
+# $htw_bench_kmod: more htwheel_bench.ko parameters, comma-separated
+# (say expiry=0,reps=3).
 out=$HTW_OUT
 ub=$htw_bin/bench/htwheel_ubench
 seed=${htw_bench_seed:-0}
@@ -43,7 +45,9 @@ if [ "$htw_set" = tt ]; then
 fi
 
 echo "htwheel: in-kernel bench (sizes $htw_bench_sizes, seed $seed)"
-if insmod "$htw_bench_mod/htwheel_bench.ko" sizes="$htw_bench_sizes" seed="$seed"; then
+# shellcheck disable=SC2046 # one word per parameter
+if insmod "$htw_bench_mod/htwheel_bench.ko" sizes="$htw_bench_sizes" seed="$seed" \
+	$(echo "${htw_bench_kmod:-}" | tr , ' '); then
 	cat /sys/kernel/debug/htwheel_bench >"$out/kbench.txt"
 	rmmod htwheel_bench
 else
