@@ -12,49 +12,8 @@
 #include "htw_handles.h"
 #include "htw_test_hooks.h"
 
-static void *htw_id_object(struct htw_handles *h, u32 id)
-{
-	void *chunk;
-
-	if (id >= h->nchunks * HTW_IDS_PER_CHUNK)
-		return NULL;
-	/* Pairs with the release in htw_handles_grow(): the chunk is zeroed. */
-	chunk = smp_load_acquire(&h->dir[id / HTW_IDS_PER_CHUNK]);
-	return chunk ? chunk + ((size_t)(id % HTW_IDS_PER_CHUNK) << h->obj_shift) :
-		       NULL;
-}
-
-static u64 *htw_word(const struct htw_handles *h, void *obj)
-{
-	return obj + h->word_off;
-}
-
-static u64 htw_free_word(u64 gen, u32 next)
-{
-	return gen << (HTW_ID_BITS + 2) | (u64)next << 1 | 1;
-}
-
-static u64 htw_free_word_gen(u64 word)
-{
-	return word >> (HTW_ID_BITS + 2);
-}
-
-static u32 htw_free_word_next(u64 word)
-{
-	return (word >> 1) & HTW_ID_NONE;
-}
-
-static u64 htw_handle_make(const struct htw_handles *h, u32 id, u64 gen)
-{
-	return (gen << HTW_ID_BITS | id) ^ h->key;
-}
-
-static void htw_set_word(struct htw_handles *h, void *obj, u64 word)
-{
-	WRITE_ONCE(*htw_word(h, obj), word);
-}
-
-static int htw_handles_grow(struct htw_handles *h)
+/* The slow path of htw_handle_get(): a new chunk of free ids. */
+int htw_handles_grow(struct htw_handles *h)
 {
 	u32 i, first;
 	void *chunk;
@@ -89,92 +48,7 @@ out:
 	mutex_unlock(&h->grow_lock);
 	return ret;
 }
-
-/* Pop the top of the free stack; the caller holds @lock and saw one. */
-static void *htw_free_pop_locked(struct htw_handles *h, u64 *handle)
-{
-	u32 id = h->head;
-	void *obj = htw_id_object(h, id);
-	u64 word = READ_ONCE(*htw_word(h, obj));
-
-	lockdep_assert_held(&h->lock);
-	h->head = htw_free_word_next(word);
-	h->used++;
-	*handle = htw_handle_make(h, id, htw_free_word_gen(word));
-	htw_set_word(h, obj, *handle);
-	return obj;
-}
-
-void *htw_handle_get(struct htw_handles *h, u64 *handle)
-{
-	void *obj;
-	int ret;
-
-	might_sleep();
-	for (;;) {
-		spin_lock(&h->lock);
-		if (h->used >= h->capacity) {
-			spin_unlock(&h->lock);
-			return ERR_PTR(-ENOSPC);
-		}
-		if (h->head != HTW_ID_NONE)
-			break;
-		spin_unlock(&h->lock);
-		ret = htw_handles_grow(h);
-		if (ret)
-			return ERR_PTR(ret);
-	}
-	obj = htw_free_pop_locked(h, handle);
-	spin_unlock(&h->lock);
-	return obj;
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_get);
-
-/*
- * The id goes on top of the free stack, so the next timer reuses the
- * memory just given back, still in the cache.  An id whose generations
- * are used up is retired: its object stays free but off the stack, so no
- * handle is ever issued twice.
- */
-void htw_handle_put(struct htw_handles *h, void *obj)
-{
-	u64 raw = READ_ONCE(*htw_word(h, obj)) ^ h->key;
-	u64 gen = raw >> HTW_ID_BITS;
-	u32 id = raw & HTW_ID_MASK;
-
-	spin_lock(&h->lock);
-	h->used--;
-	if (gen >= HTW_GEN_MAX) {
-		htw_set_word(h, obj, htw_free_word(0, HTW_ID_NONE));
-	} else {
-		htw_set_word(h, obj, htw_free_word(gen + 1, h->head));
-		h->head = id;
-	}
-	spin_unlock(&h->lock);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_put);
-
-bool htw_handle_decode(const struct htw_handles *h, u64 handle, u32 *id,
-		       u64 *gen)
-{
-	u64 raw = handle ^ h->key;
-
-	*id = raw & HTW_ID_MASK;
-	*gen = raw >> HTW_ID_BITS;
-	return *gen && *gen <= HTW_GEN_MAX;
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_decode);
-
-void *htw_handle_lookup(struct htw_handles *h, u64 handle)
-{
-	u64 gen;
-	u32 id;
-
-	if (!htw_handle_decode(h, handle, &id, &gen))
-		return NULL;
-	return htw_id_object(h, id);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handle_lookup);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_grow);
 
 static u32 htw_handles_nchunks(u64 capacity)
 {

@@ -29,6 +29,8 @@
 #define _HTW_HANDLES_H
 
 #include <linux/bits.h>
+#include <linux/err.h>
+#include <linux/kernel.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -89,37 +91,158 @@ size_t htw_handles_footprint(u64 capacity);
 /* Bytes of the chunks allocated so far (all the objects' memory). */
 size_t htw_handles_chunk_bytes(struct htw_handles *h);
 
-/*
- * Take the oldest free id: returns its object, whose handle word is the
- * new handle (also in *@handle), or ERR_PTR(-ENOSPC) when @capacity ids
- * are in use or every id is retired, ERR_PTR(-ENOMEM).  A never used
- * object is zeroed; a reused one holds what its last user left but for
- * the handle word.  Process context, may sleep.
- */
-void *htw_handle_get(struct htw_handles *h, u64 *handle);
-/*
- * Give @obj's id back (or retire it): its handle is never issued again.
- * The caller has marked it free in its own way first.
- */
-void htw_handle_put(struct htw_handles *h, void *obj);
-
 /* Whether every id is in use, read without the lock (a hint). */
 static inline bool htw_handles_full(const struct htw_handles *h)
 {
 	return READ_ONCE(h->used) >= h->capacity;
 }
 
+/* The slow path of htw_handle_get(): -ENOSPC, -ENOMEM or 0. */
+int htw_handles_grow(struct htw_handles *h);
+
+/* ---- inline: they run on every schedule, cancel and re-arm ---- */
+
+static inline void *htw_id_object(struct htw_handles *h, u32 id)
+{
+	void *chunk;
+
+	if (id >= h->nchunks * HTW_IDS_PER_CHUNK)
+		return NULL;
+	/* Pairs with the release in htw_handles_grow(): the chunk is zeroed. */
+	chunk = smp_load_acquire(&h->dir[id / HTW_IDS_PER_CHUNK]);
+	return chunk ? chunk + ((size_t)(id % HTW_IDS_PER_CHUNK) << h->obj_shift) :
+		       NULL;
+}
+
+static inline u64 *htw_word(const struct htw_handles *h, void *obj)
+{
+	return obj + h->word_off;
+}
+
+static inline u64 htw_free_word(u64 gen, u32 next)
+{
+	return gen << (HTW_ID_BITS + 2) | (u64)next << 1 | 1;
+}
+
+static inline u64 htw_free_word_gen(u64 word)
+{
+	return word >> (HTW_ID_BITS + 2);
+}
+
+static inline u32 htw_free_word_next(u64 word)
+{
+	return (word >> 1) & HTW_ID_NONE;
+}
+
+static inline u64 htw_handle_make(const struct htw_handles *h, u32 id,
+				  u64 gen)
+{
+	return (gen << HTW_ID_BITS | id) ^ h->key;
+}
+
+static inline void htw_set_word(struct htw_handles *h, void *obj, u64 word)
+{
+	WRITE_ONCE(*htw_word(h, obj), word);
+}
+
+/* Pop the top of the free stack; the caller holds @lock and saw one. */
+static inline void *htw_free_pop_locked(struct htw_handles *h, u64 *handle)
+{
+	u32 id = h->head;
+	void *obj = htw_id_object(h, id);
+	u64 word = READ_ONCE(*htw_word(h, obj));
+
+	lockdep_assert_held(&h->lock);
+	h->head = htw_free_word_next(word);
+	h->used++;
+	*handle = htw_handle_make(h, id, htw_free_word_gen(word));
+	htw_set_word(h, obj, *handle);
+	return obj;
+}
+
+/*
+ * Take the id freed last (or a new chunk's next): returns its object,
+ * whose handle word is the new handle (also in *@handle), or
+ * ERR_PTR(-ENOSPC) when @capacity ids are in use or every id is retired,
+ * ERR_PTR(-ENOMEM).  A never used object is zeroed; a reused one holds
+ * what its last user left but for the handle word.  Process context, may
+ * sleep.
+ */
+static inline void *htw_handle_get(struct htw_handles *h, u64 *handle)
+{
+	void *obj;
+	int ret;
+
+	might_sleep();
+	for (;;) {
+		spin_lock(&h->lock);
+		if (h->used >= h->capacity) {
+			spin_unlock(&h->lock);
+			return ERR_PTR(-ENOSPC);
+		}
+		if (h->head != HTW_ID_NONE)
+			break;
+		spin_unlock(&h->lock);
+		ret = htw_handles_grow(h);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+	obj = htw_free_pop_locked(h, handle);
+	spin_unlock(&h->lock);
+	return obj;
+}
+
+/*
+ * The id goes on top of the free stack, so the next timer reuses the
+ * memory just given back, still in the cache.  An id whose generations
+ * are used up is retired: its object stays free but off the stack, so no
+ * handle is ever issued twice.  The caller has marked the object free in
+ * its own way first.
+ */
+static inline void htw_handle_put(struct htw_handles *h, void *obj)
+{
+	u64 raw = READ_ONCE(*htw_word(h, obj)) ^ h->key;
+	u64 gen = raw >> HTW_ID_BITS;
+	u32 id = raw & HTW_ID_MASK;
+
+	spin_lock(&h->lock);
+	h->used--;
+	if (gen >= HTW_GEN_MAX) {
+		htw_set_word(h, obj, htw_free_word(0, HTW_ID_NONE));
+	} else {
+		htw_set_word(h, obj, htw_free_word(gen + 1, h->head));
+		h->head = id;
+	}
+	spin_unlock(&h->lock);
+}
+
 /*
  * Decode @handle; false for a value this table never issues (generation
  * 0 or bits above the generation set).
  */
-bool htw_handle_decode(const struct htw_handles *h, u64 handle, u32 *id,
-		       u64 *gen);
+static inline bool htw_handle_decode(const struct htw_handles *h, u64 handle,
+				     u32 *id, u64 *gen)
+{
+	u64 raw = handle ^ h->key;
+
+	*id = raw & HTW_ID_MASK;
+	*gen = raw >> HTW_ID_BITS;
+	return *gen && *gen <= HTW_GEN_MAX;
+}
+
 /*
  * The object of @handle's id, in use or not, or NULL (a value the table
  * never issues, or an id no chunk holds yet).  Lockless: the caller checks
  * that the handle word is @handle and that the object is in use.
  */
-void *htw_handle_lookup(struct htw_handles *h, u64 handle);
+static inline void *htw_handle_lookup(struct htw_handles *h, u64 handle)
+{
+	u64 gen;
+	u32 id;
+
+	if (!htw_handle_decode(h, handle, &id, &gen))
+		return NULL;
+	return htw_id_object(h, id);
+}
 
 #endif /* _HTW_HANDLES_H */

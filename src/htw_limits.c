@@ -223,19 +223,6 @@ void htw_quota_uncharge_n(struct htw_quota *q, enum htw_limit res,
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_quota_uncharge_n);
 
-int htw_quota_charge(struct htw_quota *q)
-{
-	if (!q)
-		return 0;
-	return htw_quota_charge_n(q, HTW_LIMIT_TIMERS, 1);
-}
-
-void htw_quota_uncharge(struct htw_quota *q)
-{
-	if (q)
-		htw_quota_uncharge_n(q, HTW_LIMIT_TIMERS, 1);
-}
-
 #ifdef HTW_TEST_HOOKS
 unsigned long htw_limits_used(const struct htw_quota *q, unsigned int res)
 {

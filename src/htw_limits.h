@@ -47,10 +47,19 @@ void htw_quota_uncharge_n(struct htw_quota *q, enum htw_limit res,
 
 /*
  * One live timer, for the wheel (htw_wheel.c).  @q may be NULL (a
- * wheel without a quota).  Cheap: one atomic per level, no lock.
+ * wheel without a quota: no call at all).  Cheap: one atomic per level,
+ * no lock.
  */
-int htw_quota_charge(struct htw_quota *q);
-void htw_quota_uncharge(struct htw_quota *q);
+static inline int htw_quota_charge(struct htw_quota *q)
+{
+	return q ? htw_quota_charge_n(q, HTW_LIMIT_TIMERS, 1) : 0;
+}
+
+static inline void htw_quota_uncharge(struct htw_quota *q)
+{
+	if (q)
+		htw_quota_uncharge_n(q, HTW_LIMIT_TIMERS, 1);
+}
 
 /*
  * A charge against an explicit @max at every level: what
