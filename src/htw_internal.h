@@ -88,11 +88,16 @@ struct htw_timer {
  * CPU's share may go negative (a timer scheduled on one CPU and cancelled
  * on another), the sum over CPUs never does.
  */
+enum htw_counter {
+	HTW_C_PENDING,
+	HTW_C_SCHEDULED,
+	HTW_C_CANCELLED,
+	HTW_C_FIRED,
+	HTW_C_NR
+};
+
 struct htw_wheel_counts {
-	s64 pending;
-	s64 scheduled;
-	s64 cancelled;
-	s64 fired;
+	s64 v[HTW_C_NR];
 };
 
 struct htw_bucket {
@@ -210,8 +215,15 @@ struct htw_wheel {
  * migration nor another updater on this CPU can come between the read
  * and the write; htw_count() anywhere.
  */
-#define htw_count_bh(w, field, n)	__this_cpu_add((w)->counts->field, (n))
-#define htw_count(w, field, n)		this_cpu_add((w)->counts->field, (n))
+static inline void htw_count_bh(struct htw_wheel *w, enum htw_counter c, s64 n)
+{
+	__this_cpu_add(w->counts->v[c], n);
+}
+
+static inline void htw_count(struct htw_wheel *w, enum htw_counter c, s64 n)
+{
+	this_cpu_add(w->counts->v[c], n);
+}
 
 /* htw_wheel.c: what the tick builds on. */
 struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,

@@ -122,8 +122,8 @@ static void htw_fire(struct htw_wheel *w, struct htw_fired *f,
 static void htw_fired_commit(struct htw_wheel *w, struct htw_fired *f)
 {
 	lockdep_assert_held(&w->tick_lock);
-	htw_count_bh(w, pending, -(s64)f->oneshots);
-	htw_count_bh(w, fired, f->n);
+	htw_count_bh(w, HTW_C_PENDING, -(s64)f->oneshots);
+	htw_count_bh(w, HTW_C_FIRED, f->n);
 	htw_enqueue_ready(w, &f->list, f->last, f->n);
 }
 

@@ -296,8 +296,8 @@ static u64 htw_insert(struct htw_wheel *w, struct htw_timer *t)
 	bucket = htw_grid_place(&w->grid, t->expires, horizon, &point);
 	spin_lock_bh(&w->buckets[bucket].lock);
 	htw_link_locked(w, bucket, t);
-	htw_count_bh(w, pending, 1);
-	htw_count_bh(w, scheduled, 1);
+	htw_count_bh(w, HTW_C_PENDING, 1);
+	htw_count_bh(w, HTW_C_SCHEDULED, 1);
 	spin_unlock_bh(&w->buckets[bucket].lock);
 	/*
 	 * Pairs with smp_mb() in htw_advance() and htw_rearm(); it also
@@ -396,8 +396,8 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 		htw_unlink_locked(w, bucket, t);
 		/* Ours now: a racing cancel of the same handle must not match. */
 		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
-		htw_count_bh(w, pending, -1);
-		htw_count_bh(w, cancelled, 1);
+		htw_count_bh(w, HTW_C_PENDING, -1);
+		htw_count_bh(w, HTW_C_CANCELLED, 1);
 	}
 	spin_unlock_bh(&bk->lock);
 	if (found)
@@ -415,8 +415,8 @@ static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
 		ret = HTW_WHEEL_CANCEL_FIRED;
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED)) {
 			t->flags |= HTW_TF_CANCELLED;
-			htw_count_bh(w, pending, -1);
-			htw_count_bh(w, cancelled, 1);
+			htw_count_bh(w, HTW_C_PENDING, -1);
+			htw_count_bh(w, HTW_C_CANCELLED, 1);
 			ret = HTW_WHEEL_CANCEL_OK;
 		}
 	}
@@ -457,8 +457,8 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 {
 	if (htw_wheel_cancel(wheel, handle) != HTW_WHEEL_CANCEL_OK)
 		return;
-	htw_count(wheel, cancelled, -1);
-	htw_count(wheel, scheduled, -1);
+	htw_count(wheel, HTW_C_CANCELLED, -1);
+	htw_count(wheel, HTW_C_SCHEDULED, -1);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_unschedule);
 
@@ -598,7 +598,7 @@ static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
 	spin_unlock(&w->ready_lock);
 	if (ret == HTW_WHEEL_REARM_FIRED) {
 		if (!t->period_ns)
-			htw_count(w, pending, 1);	/* periodic ones still are */
+			htw_count(w, HTW_C_PENDING, 1);	/* periodic ones still are */
 		t->deadline_ns = deadline;
 		t->expires = htw_grid_expiry_tick(&w->grid, deadline, t->slack_shift);
 		*point = htw_wheel_place(w, t, w->clk);
@@ -778,14 +778,14 @@ u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
 		if (WARN_ON_ONCE(!t))
 			break;
 		WARN_ON_ONCE(t->handle != recs[i].handle);
-		htw_count_bh(w, fired, recs[i].overrun);
+		htw_count_bh(w, HTW_C_FIRED, recs[i].overrun);
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED) &&
 		    htw_rearm_periodic(w, t, recs[i].overrun, &point)) {
 			earliest = min(earliest, point);
 			continue;
 		}
 		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED))
-			htw_count_bh(w, pending, -1);	/* ran off the clock */
+			htw_count_bh(w, HTW_C_PENDING, -1);	/* ran off the clock */
 		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
 		hlist_add_head(&t->node, done);
 	}
@@ -908,8 +908,8 @@ size_t htw_drain_paused(struct htw_wheel *w, u64 now,
 
 	n = htw_drain_buckets(w, now, out, max, 0);
 	n = htw_drain_ready(w, now, out, max, n);
-	htw_count(w, pending, -(s64)n);
-	htw_count(w, cancelled, n);
+	htw_count(w, HTW_C_PENDING, -(s64)n);
+	htw_count(w, HTW_C_CANCELLED, n);
 	return n;
 }
 
@@ -917,23 +917,18 @@ size_t htw_drain_paused(struct htw_wheel *w, u64 now,
 
 void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st)
 {
-	struct htw_wheel_counts sum = {};
-	int cpu;
+	s64 sum[HTW_C_NR] = {};
+	int cpu, c;
 
 	memset(st, 0, sizeof(*st));
-	for_each_possible_cpu(cpu) {
-		const struct htw_wheel_counts *c = per_cpu_ptr(wheel->counts, cpu);
-
-		sum.pending += READ_ONCE(c->pending);
-		sum.scheduled += READ_ONCE(c->scheduled);
-		sum.cancelled += READ_ONCE(c->cancelled);
-		sum.fired += READ_ONCE(c->fired);
-	}
+	for_each_possible_cpu(cpu)
+		for (c = 0; c < HTW_C_NR; c++)
+			sum[c] += READ_ONCE(per_cpu_ptr(wheel->counts, cpu)->v[c]);
 	/* A sum taken while CPUs update their shares can be a hair off. */
-	st->pending = max_t(s64, sum.pending, 0);
-	st->scheduled = sum.scheduled;
-	st->cancelled = sum.cancelled;
-	st->fired = sum.fired;
+	st->pending = max_t(s64, sum[HTW_C_PENDING], 0);
+	st->scheduled = sum[HTW_C_SCHEDULED];
+	st->cancelled = sum[HTW_C_CANCELLED];
+	st->fired = sum[HTW_C_FIRED];
 	st->ready = atomic64_read(&wheel->nready);
 	spin_lock_bh(&wheel->tick_lock);
 	st->cascaded = wheel->cascaded;
