@@ -24,12 +24,12 @@
 #ifdef HTW_KUNIT_PROBES
 /* Timers allocated by every wheel, for the suites' leak checks only. */
 static DEFINE_PER_CPU(long, htw_timers_live);
-static inline void htw_count_timer(long d)
+static inline void htw_count_live(long d)
 {
 	this_cpu_add(htw_timers_live, d);
 }
 #else
-static inline void htw_count_timer(long d) { }
+static inline void htw_count_live(long d) { }
 #endif
 
 /*
@@ -215,7 +215,7 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 	}
 	t->flags = 0;
 	t->reserved = 0;
-	htw_count_timer(1);
+	htw_count_live(1);
 	return t;
 }
 
@@ -223,7 +223,7 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 static void htw_timer_release(struct htw_wheel *w)
 {
 	htw_quota_uncharge(w->geo.quota);
-	htw_count_timer(-1);
+	htw_count_live(-1);
 }
 
 /* Cancel treats a timer marked HTW_FREE as gone (UNKNOWN). */
