@@ -5,7 +5,6 @@
  * lockless lookups.  See htw_handles.h.
  */
 #include <linux/err.h>
-#include <linux/log2.h>
 #include <linux/mm.h>
 
 #include "htw_compat.h"
@@ -31,17 +30,17 @@ int htw_handles_grow(struct htw_handles *h)
 		ret = -ENOMEM;
 		goto out;
 	}
-	first = h->used_chunks * HTW_IDS_PER_CHUNK;
+	first = htw_chunk_id(h->used_chunks, 0);
 	/* Generation 0 is never handed out; the chunk's ids in order. */
 	for (i = 0; i + 1 < HTW_IDS_PER_CHUNK; i++)
-		*htw_word(h, chunk + ((size_t)i << h->obj_shift)) =
+		*htw_word(h, chunk + (size_t)i * h->obj_size) =
 			htw_free_word(1, first + i + 1);
 	/* Objects before the pointer: lookups may race with growth. */
 	smp_store_release(&h->dir[h->used_chunks], chunk);
 	h->used_chunks++;
 	spin_lock(&h->lock);
 	/* Whatever was freed meanwhile goes after the new ids. */
-	*htw_word(h, chunk + ((size_t)i << h->obj_shift)) = htw_free_word(1, h->head);
+	*htw_word(h, chunk + (size_t)i * h->obj_size) = htw_free_word(1, h->head);
 	h->head = first;
 	spin_unlock(&h->lock);
 out:
@@ -68,7 +67,7 @@ size_t htw_handles_chunk_bytes(struct htw_handles *h)
 	mutex_lock(&h->grow_lock);
 	chunks = h->used_chunks;
 	mutex_unlock(&h->grow_lock);
-	return ((size_t)chunks * HTW_IDS_PER_CHUNK) << h->obj_shift;
+	return (size_t)chunks * HTW_IDS_PER_CHUNK * h->obj_size;
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_chunk_bytes);
 
@@ -78,15 +77,16 @@ int htw_handles_init(struct htw_handles *h, u64 capacity, u64 key,
 	BUILD_BUG_ON(HTW_ID_BITS + HTW_GEN_BITS > 63);
 	BUILD_BUG_ON(HTW_ID_BITS + 2 + HTW_GEN_BITS != 64);
 	h->dir = NULL;
-	if (!capacity || capacity > BIT_ULL(HTW_ID_BITS) || !is_power_of_2(size) ||
-	    size < sizeof(u64) || word_off % sizeof(u64) || word_off >= size ||
+	BUILD_BUG_ON(HTW_CHUNK_INDEX_MASK + 1 < HTW_IDS_PER_CHUNK);
+	if (!capacity || capacity > HTW_HANDLES_MAX || size % sizeof(u64) ||
+	    !size || size > U16_MAX || word_off % sizeof(u64) || word_off >= size ||
 	    kmem_cache_size(chunks) < HTW_IDS_PER_CHUNK * size)
 		return -EINVAL;
 	h->chunks = chunks;
 	h->key = key | HTW_HANDLE_KEY_TOP;
 	h->nchunks = htw_handles_nchunks(capacity);
 	h->capacity = capacity;
-	h->obj_shift = ilog2(size);
+	h->obj_size = size;
 	h->word_off = word_off;
 	h->dir = kvcalloc(h->nchunks, sizeof(*h->dir), GFP_KERNEL_ACCOUNT);
 	if (!h->dir)

@@ -36,21 +36,30 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 
-#define HTW_ID_BITS		26	/* a table holds up to 2^26 ids */
+#define HTW_ID_BITS		27	/* chunk number, then index in it */
 #define HTW_ID_MASK		(BIT_ULL(HTW_ID_BITS) - 1)
-#define HTW_GEN_BITS		36	/* what a free handle word can hold */
+#define HTW_GEN_BITS		35	/* what a free handle word can hold */
 #define HTW_GEN_MAX		(BIT_ULL(HTW_GEN_BITS) - 1)
 #define HTW_HANDLE_KEY_TOP	BIT_ULL(63)
 
-/* Objects per chunk: 32 KiB of 64-byte timers, an order-3 allocation. */
-#define HTW_IDS_PER_CHUNK	512U
+/*
+ * Objects per chunk: 585 56-byte timers take 32760 bytes of an order-3
+ * slab's 32768.  Not a power of two, so an id is the chunk's number
+ * shifted by HTW_CHUNK_SHIFT and the object's index in it: finding the
+ * object is a shift and a mask, and indexes 585..1023 are never used.
+ */
+#define HTW_IDS_PER_CHUNK	585U
+#define HTW_CHUNK_SHIFT		10
+#define HTW_CHUNK_INDEX_MASK	(BIT(HTW_CHUNK_SHIFT) - 1)
+/* The most objects a table can hold. */
+#define HTW_HANDLES_MAX		(BIT_ULL(HTW_ID_BITS - HTW_CHUNK_SHIFT) * HTW_IDS_PER_CHUNK)
 #define HTW_ID_NONE		((u32)BIT(HTW_ID_BITS + 1) - 1)
 
 struct htw_handles {
 	u64 key;		/* scrambles handles; top bit set; fixed */
 	u32 nchunks;		/* capacity of @dir; fixed */
 	u32 capacity;		/* ids in use at most; fixed */
-	u8 obj_shift;		/* log2 of the object size; fixed */
+	u16 obj_size;		/* fixed */
 	u16 word_off;		/* offset of the handle word; fixed */
 	struct kmem_cache *chunks;	/* of HTW_IDS_PER_CHUNK objects; fixed */
 	/*
@@ -77,8 +86,8 @@ struct htw_handles {
 };
 
 /*
- * A table of up to @capacity (<= 2^HTW_ID_BITS) objects of @size bytes, a
- * power of two, with the handle word at @word_off; handles scrambled with
+ * A table of up to @capacity (<= HTW_HANDLES_MAX) objects of @size bytes, a
+ * multiple of 8, with the handle word at @word_off; handles scrambled with
  * @key; chunks from @chunks, a cache of HTW_IDS_PER_CHUNK * @size byte
  * objects (so that they are counted, accounted and can be failed like
  * any slab's).  -EINVAL for a layout it cannot hold, -ENOMEM.
@@ -102,16 +111,46 @@ int htw_handles_grow(struct htw_handles *h);
 
 /* ---- inline: they run on every schedule, cancel and re-arm ---- */
 
+/* The first id of chunk @nr, and the id of @index in it. */
+static inline u32 htw_chunk_id(u32 nr, u32 index)
+{
+	return nr << HTW_CHUNK_SHIFT | index;
+}
+
+/* Which object of all the table could hold @id is: 0, 1, ... */
+static inline u32 htw_id_ordinal(u32 id)
+{
+	return (id >> HTW_CHUNK_SHIFT) * HTW_IDS_PER_CHUNK +
+	       (id & HTW_CHUNK_INDEX_MASK);
+}
+
 static inline void *htw_id_object(struct htw_handles *h, u32 id)
 {
+	u32 index = id & HTW_CHUNK_INDEX_MASK;
 	void *chunk;
 
-	if (id >= h->nchunks * HTW_IDS_PER_CHUNK)
+	if (id >> HTW_CHUNK_SHIFT >= h->nchunks || index >= HTW_IDS_PER_CHUNK)
 		return NULL;
 	/* Pairs with the release in htw_handles_grow(): the chunk is zeroed. */
-	chunk = smp_load_acquire(&h->dir[id / HTW_IDS_PER_CHUNK]);
-	return chunk ? chunk + ((size_t)(id % HTW_IDS_PER_CHUNK) << h->obj_shift) :
-		       NULL;
+	chunk = smp_load_acquire(&h->dir[id >> HTW_CHUNK_SHIFT]);
+	return chunk ? chunk + (size_t)index * h->obj_size : NULL;
+}
+
+/*
+ * The chunk of @id, an id of an object in use that the caller reached
+ * through another one (so the chunk is published and seen): no bounds
+ * check and no acquire.  The object is htw_id_index(@id) objects in,
+ * which a caller that knows the object's type finds with one multiply
+ * by a constant.
+ */
+static inline void *htw_id_chunk_in_use(const struct htw_handles *h, u32 id)
+{
+	return READ_ONCE(h->dir[id >> HTW_CHUNK_SHIFT]);
+}
+
+static inline u32 htw_id_index(u32 id)
+{
+	return id & HTW_CHUNK_INDEX_MASK;
 }
 
 static inline u64 *htw_word(const struct htw_handles *h, void *obj)
@@ -214,6 +253,12 @@ static inline void htw_handle_put(struct htw_handles *h, void *obj)
 		h->head = id;
 	}
 	spin_unlock(&h->lock);
+}
+
+/* The id of @handle, a handle of this table. */
+static inline u32 htw_handle_id(const struct htw_handles *h, u64 handle)
+{
+	return (handle ^ h->key) & HTW_ID_MASK;
 }
 
 /*

@@ -27,11 +27,22 @@
 
 /*
  * Where a timer is, packed in one u32 so that cancel can read it without a
- * lock: the state in the top bits, the bucket number below.  It only
- * changes under the lock that owns the place it leaves or enters.
+ * lock: the state in the top bits, the bucket number in the low ones, and
+ * between them the timer's slack shift, which stays the same from
+ * schedule to free (htw_timer_set_where() keeps it).  It only changes
+ * under the lock that owns the place it leaves or enters.
  */
 #define HTW_WHERE_STATE_SHIFT	28
-#define HTW_WHERE_BUCKET_MASK	((1U << HTW_WHERE_STATE_SHIFT) - 1)
+#define HTW_WHERE_BUCKET_BITS	22
+#define HTW_WHERE_BUCKET_MASK	((1U << HTW_WHERE_BUCKET_BITS) - 1)
+#define HTW_WHERE_SLACK_MASK	(0x1fU << HTW_WHERE_BUCKET_BITS)
+/*
+ * HTW_READY only, set under ready_lock: a periodic timer cancelled (or
+ * drained) while its record is queued; it does not come back.
+ */
+#define HTW_WHERE_FINAL		BIT(27)
+/* Slack coalesces on at most 2^31 ticks: what five bits hold. */
+#define HTW_SLACK_SHIFT_MAX	(HTW_WHERE_SLACK_MASK >> HTW_WHERE_BUCKET_BITS)
 enum htw_state {
 	HTW_FREE = 0,		/* not (or no longer) a timer of any wheel */
 	HTW_PENDING = 1,	/* linked in bucket (where & BUCKET_MASK) */
@@ -49,14 +60,30 @@ static inline enum htw_state htw_where_state(u32 where)
 	return where >> HTW_WHERE_STATE_SHIFT;
 }
 
-#define HTW_TF_CANCELLED	0x1	/* periodic: no further periods */
+static inline u8 htw_where_slack_shift(u32 where)
+{
+	return (where & HTW_WHERE_SLACK_MASK) >> HTW_WHERE_BUCKET_BITS;
+}
 
 /*
- * One timer: 64 bytes on 64-bit.  It is its own ready record, so the tick
- * never allocates.  A periodic timer leaves the buckets when it fires and
- * is put back by htw_wheel_consume_ready() (timerfd's model), so @node is
- * either a bucket link or a ready-queue link, never both, and @expires and
+ * A timer's ->prev: the id of the timer before it in its bucket or in the
+ * ready queue, or HTW_PREV_FIRST when it is first (its list's head is then
+ * the one ->where names).
+ */
+#define HTW_PREV_FIRST		HTW_ID_NONE
+
+/*
+ * One timer: 56 bytes on 64-bit, so that 585 of them fill an order-3
+ * chunk.  It is its own ready record, so the tick never allocates.  A
+ * periodic timer leaves the buckets when it fires and is put back by
+ * htw_wheel_consume_ready() (timerfd's model), so @next and @prev link it
+ * either in a bucket or in the ready queue, never both, and @expires and
  * @fired_ns never need to coexist.
+ *
+ * The link back is an id of the wheel's table (HTW_PREV_FIRST), four bytes
+ * where a pointer takes eight: taking a timer out of the middle of a list
+ * looks its predecessor up in the table's directory.  Lists the tick, a
+ * drain or consume hold privately are linked through @next alone.
  *
  * @handle is the timer's identity in one word, unique within its wheel for
  * the wheel's lifetime and, through the wheel's random key, across wheels
@@ -67,7 +94,14 @@ static inline enum htw_state htw_where_state(u32 where)
  * that bucket's lock, of ready_lock, or of tick_lock for HTW_TRANSIT).
  */
 struct htw_timer {
-	struct hlist_node node;
+	/*
+	 * What cancel and the links touch first, together: most timers of a
+	 * chunk have these 24 bytes in one cache line.
+	 */
+	u64 handle;		/* as user space sees it */
+	struct htw_timer *next;
+	u32 prev;		/* HTW_PREV_FIRST or an id: the link back */
+	u32 where;		/* htw_where() */
 	u64 cookie;
 	u64 deadline_ns;	/* next deadline; the one reported when ready */
 	u64 period_ns;		/* 0: one-shot */
@@ -75,12 +109,21 @@ struct htw_timer {
 		u64 expires;	/* pending: tick index it fires at */
 		u64 fired_ns;	/* ready: clock time of the tick run */
 	};
-	u64 handle;		/* as user space sees it */
-	u32 where;		/* htw_where() */
-	u8 slack_shift;		/* fire at a multiple of 2^slack_shift ticks */
-	u8 flags;		/* HTW_TF_*, under ready_lock */
-	u16 reserved;
 };
+
+/* Fire at a multiple of 2^shift ticks. */
+static inline u8 htw_timer_slack_shift(const struct htw_timer *t)
+{
+	return htw_where_slack_shift(READ_ONCE(t->where));
+}
+
+/* Move @t, which the caller may move, to @state in @bucket. */
+static inline void htw_timer_set_where(struct htw_timer *t,
+				       enum htw_state state, u32 bucket)
+{
+	WRITE_ONCE(t->where, htw_where(state, bucket) |
+			     (t->where & HTW_WHERE_SLACK_MASK));
+}
 
 /*
  * What a wheel counts on every schedule, cancel and expiry.  Per CPU, so
@@ -108,7 +151,7 @@ struct htw_bucket {
 	 * the lower bucket's first (htw_move_between()).
 	 */
 	spinlock_t lock;
-	struct hlist_head timers;
+	struct htw_timer *first;
 };
 
 /*
@@ -188,11 +231,11 @@ struct htw_wheel {
 	struct hrtimer hrtimer;
 
 	/*
-	 * Guards the ready queue, the HTW_READY state and every timer's
-	 * ->flags; taken inside tick_lock, outside bucket locks.
+	 * Guards the ready queue and the HTW_READY state (HTW_WHERE_FINAL
+	 * with it); taken inside tick_lock, outside bucket locks.
 	 */
 	spinlock_t ready_lock;
-	struct hlist_head ready_head;
+	struct htw_timer *ready_first;	/* WRITE_ONCE(): has_ready() peeks */
 	struct htw_timer *ready_tail;
 
 	struct htw_bucket *buckets;	/* levels * slots, each its own lock */
@@ -236,13 +279,13 @@ enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 				     u64 deadline, unsigned int flags, u64 *point);
 u64 htw_wheel_place(struct htw_wheel *w, struct htw_timer *t, u64 from);
 unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
-			   struct hlist_head *list, unsigned int max,
+			   struct htw_timer **list, unsigned int max,
 			   enum htw_state state);
-void htw_enqueue_ready(struct htw_wheel *w, struct hlist_head *list,
+void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *first,
 		       struct htw_timer *last, unsigned int n);
 u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
-		       size_t n, struct hlist_head *done);
-void htw_free_list(struct htw_wheel *w, struct hlist_head *list);
+		       size_t n, struct htw_timer **done);
+void htw_free_list(struct htw_wheel *w, struct htw_timer *list);
 size_t htw_drain_paused(struct htw_wheel *w, u64 now,
 			struct htw_wheel_unexpired *out, size_t max);
 

@@ -24,7 +24,10 @@
 #include "htw_limits.h"
 #include "htw_test_hooks.h"
 
-/* What one live timer costs: its 64-byte slot in its wheel's table. */
+/*
+ * What one live timer is budgeted: its 56-byte slot in its wheel's table,
+ * with a margin for the wheel's own structures.
+ */
 #define HTW_TIMER_COST		64
 #define HTW_TIMERS_CAP		BIT(22)
 

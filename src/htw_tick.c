@@ -99,7 +99,7 @@ static void htw_account_lateness(struct htw_wheel *w, u64 late)
  * append to the ready queue; the counters go to the wheel at once too.
  */
 struct htw_fired {
-	struct hlist_head list;
+	struct htw_timer *first;
 	struct htw_timer *last;
 	unsigned int n;
 	unsigned int oneshots;
@@ -111,10 +111,12 @@ static void htw_fire(struct htw_wheel *w, struct htw_fired *f,
 	htw_account_lateness(w, now_ns - t->deadline_ns);
 	t->fired_ns = now_ns;
 	f->oneshots += !t->period_ns;	/* periodic ones come back */
-	/* @t's links still point into the list it was taken with. */
-	t->node.next = NULL;
-	t->node.pprev = f->last ? &f->last->node.next : &f->list.first;
-	*t->node.pprev = &t->node;
+	/* @t's link still points into the list it was taken with. */
+	t->next = NULL;
+	if (f->last)
+		f->last->next = t;
+	else
+		f->first = t;
 	f->last = t;
 	f->n++;
 }
@@ -124,7 +126,7 @@ static void htw_fired_commit(struct htw_wheel *w, struct htw_fired *f)
 	lockdep_assert_held(&w->tick_lock);
 	htw_count_bh(w, HTW_C_PENDING, -(s64)f->oneshots);
 	htw_count_bh(w, HTW_C_FIRED, f->n);
-	htw_enqueue_ready(w, &f->list, f->last, f->n);
+	htw_enqueue_ready(w, f->first, f->last, f->n);
 }
 
 /*
@@ -138,15 +140,14 @@ static void htw_fired_commit(struct htw_wheel *w, struct htw_fired *f)
 static unsigned int htw_visit_bucket(struct htw_wheel *w, u32 bucket,
 				     u64 tick, u64 now_ns, unsigned int *budget)
 {
-	struct htw_fired f = { .list = HLIST_HEAD_INIT };
+	struct htw_fired f = {};
 	bool cascading = bucket >= w->grid.slots;
-	struct hlist_node *tmp;
-	struct htw_timer *t;
-	HLIST_HEAD(list);
+	struct htw_timer *list, *t, *next;
 
 	*budget -= htw_take_some(w, bucket, &list, *budget, HTW_TRANSIT);
-	/* Each timer is relinked as it is met: no hlist_del() needed. */
-	hlist_for_each_entry_safe(t, tmp, &list, node) {
+	/* Each timer is relinked as it is met, its link read first. */
+	for (t = list; t; t = next) {
+		next = t->next;
 		if (t->expires <= tick) {
 			htw_fire(w, &f, t, now_ns);
 			continue;
@@ -342,7 +343,7 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_rearm);
 void htw_wheel_consume_ready(struct htw_wheel *wheel,
 			     const struct htw_wheel_expiry *recs, size_t n)
 {
-	HLIST_HEAD(done);
+	struct htw_timer *done = NULL;
 	u64 point;
 
 	spin_lock_bh(&wheel->tick_lock);
@@ -350,7 +351,7 @@ void htw_wheel_consume_ready(struct htw_wheel *wheel,
 	/* Periodic timers put back: arming under tick_lock, as a run does. */
 	htw_arm_at_most(wheel, point);
 	spin_unlock_bh(&wheel->tick_lock);
-	htw_free_list(wheel, &done);
+	htw_free_list(wheel, done);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_consume_ready);
 

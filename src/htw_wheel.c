@@ -42,7 +42,8 @@ static struct kmem_cache *htw_chunk_cache;
 
 int htw_wheel_module_init(void)
 {
-	BUILD_BUG_ON(sizeof(struct htw_timer) != 64);
+	BUILD_BUG_ON(sizeof(struct htw_timer) != 56);
+	BUILD_BUG_ON(HTW_IDS_PER_CHUNK * sizeof(struct htw_timer) > 32768);
 	htw_chunk_cache = kmem_cache_create("htw_timer",
 					    HTW_IDS_PER_CHUNK * sizeof(struct htw_timer),
 					    0, SLAB_ACCOUNT, NULL);
@@ -77,6 +78,49 @@ u64 htw_wheel_now(const struct htw_wheel *wheel)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_now);
 
+/* ---- links ---- */
+
+static u32 htw_timer_id(const struct htw_wheel *w, const struct htw_timer *t)
+{
+	return htw_handle_id(&w->handles, t->handle);
+}
+
+/* Link @t first in the list at @head, a bucket's; under its lock. */
+static void htw_list_add_head(struct htw_wheel *w, struct htw_timer **head,
+			      struct htw_timer *t)
+{
+	struct htw_timer *first = *head;
+
+	t->next = first;
+	t->prev = HTW_PREV_FIRST;
+	if (first)
+		first->prev = htw_timer_id(w, t);
+	*head = t;
+}
+
+/*
+ * Take @t out of the list at @head (a bucket's or the ready queue), under
+ * its lock.  Returns the timer before it, NULL if it was first.
+ */
+static struct htw_timer *htw_list_del(struct htw_wheel *w,
+				      struct htw_timer **head,
+				      struct htw_timer *t)
+{
+	u32 prev = t->prev;
+	struct htw_timer *before = NULL;
+
+	if (prev == HTW_PREV_FIRST)
+		WRITE_ONCE(*head, t->next);
+	else
+		before = (struct htw_timer *)htw_id_chunk_in_use(&w->handles, prev) +
+			 htw_id_index(prev);
+	if (before)
+		before->next = t->next;
+	if (t->next)
+		t->next->prev = prev;
+	return before;
+}
+
 /* ---- buckets ---- */
 
 static void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t)
@@ -84,7 +128,7 @@ static void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t
 	struct htw_bucket *bk = &w->buckets[bucket];
 
 	lockdep_assert_held(&bk->lock);
-	hlist_add_head(&t->node, &bk->timers);
+	htw_list_add_head(w, &bk->first, t);
 	/*
 	 * Only this bucket's lock clears its bit, and we hold it: no atomic
 	 * when the bucket had timers already.
@@ -93,7 +137,7 @@ static void htw_link_locked(struct htw_wheel *w, u32 bucket, struct htw_timer *t
 		set_bit(bucket, w->occupied);
 	/* The timer before its place: pairs with htw_timer_is(). */
 	smp_wmb();
-	WRITE_ONCE(t->where, htw_where(HTW_PENDING, bucket));
+	htw_timer_set_where(t, HTW_PENDING, bucket);
 }
 
 static void htw_unlink_locked(struct htw_wheel *w, u32 bucket,
@@ -102,8 +146,8 @@ static void htw_unlink_locked(struct htw_wheel *w, u32 bucket,
 	struct htw_bucket *bk = &w->buckets[bucket];
 
 	lockdep_assert_held(&bk->lock);
-	hlist_del(&t->node);
-	if (hlist_empty(&bk->timers))
+	htw_list_del(w, &bk->first, t);
+	if (!bk->first)
 		clear_bit(bucket, w->occupied);
 }
 
@@ -131,31 +175,30 @@ u64 htw_wheel_place(struct htw_wheel *w, struct htw_timer *t, u64 from)
  * HTW_FREE: they are being cancelled).  Returns how many.
  */
 unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
-			   struct hlist_head *list, unsigned int max,
+			   struct htw_timer **list, unsigned int max,
 			   enum htw_state state)
 {
 	struct htw_bucket *bk = &w->buckets[bucket];
-	struct hlist_node *last = NULL, *pos;
+	struct htw_timer *last = NULL, *pos;
 	unsigned int n = 0;
 
 	if (state == HTW_TRANSIT)
 		lockdep_assert_held(&w->tick_lock);
 	spin_lock_bh(&bk->lock);
-	for (pos = bk->timers.first; pos && n < max; pos = pos->next, n++) {
-		WRITE_ONCE(hlist_entry(pos, struct htw_timer, node)->where,
-			   htw_where(state, 0));
+	for (pos = bk->first; pos && n < max; pos = pos->next, n++) {
+		htw_timer_set_where(pos, state, 0);
 		last = pos;
 	}
+	*list = NULL;
 	if (last) {
 		/* Cut the list after @last: the head part becomes @list. */
-		list->first = bk->timers.first;
-		list->first->pprev = &list->first;
-		bk->timers.first = pos;
+		*list = bk->first;
+		bk->first = pos;
 		if (pos)
-			pos->pprev = &bk->timers.first;
+			pos->prev = HTW_PREV_FIRST;
 		last->next = NULL;
 	}
-	if (hlist_empty(&bk->timers))
+	if (!bk->first)
 		clear_bit(bucket, w->occupied);
 	spin_unlock_bh(&bk->lock);
 	return n;
@@ -213,8 +256,6 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 		htw_quota_uncharge(w->geo.quota);
 		return t;
 	}
-	t->flags = 0;
-	t->reserved = 0;
 	htw_count_live(1);
 	return t;
 }
@@ -229,19 +270,22 @@ static void htw_timer_release(struct htw_wheel *w)
 /* Cancel treats a timer marked HTW_FREE as gone (UNKNOWN). */
 static void htw_timer_free(struct htw_wheel *w, struct htw_timer *t)
 {
-	WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
+	htw_timer_set_where(t, HTW_FREE, 0);
 	htw_handle_put(&w->handles, t);
 	htw_timer_release(w);
 }
 
-/* Free every timer of @list, which nothing else can reach any more. */
-void htw_free_list(struct htw_wheel *w, struct hlist_head *list)
+/*
+ * Free every timer of @list (linked through ->next), which nothing else
+ * can reach any more.  Each link is read before its timer is freed: the
+ * object may be another timer's at once.
+ */
+void htw_free_list(struct htw_wheel *w, struct htw_timer *list)
 {
-	struct hlist_node *tmp;
-	struct htw_timer *t;
+	struct htw_timer *t, *next;
 
-	hlist_for_each_entry_safe(t, tmp, list, node) {
-		hlist_del(&t->node);
+	for (t = list; t; t = next) {
+		next = t->next;
 		htw_timer_free(w, t);
 	}
 }
@@ -261,7 +305,9 @@ void htw_free_list(struct htw_wheel *w, struct hlist_head *list)
 static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t,
 			    u64 handle, u32 bucket, u64 point, bool rearmed)
 {
-	u32 where = htw_where(HTW_PENDING, bucket);
+	/* Ours still if the handle matches: then so does the slack. */
+	u32 where = htw_where(HTW_PENDING, bucket) |
+		    (READ_ONCE(t->where) & HTW_WHERE_SLACK_MASK);
 	struct htw_bucket *bk = &w->buckets[bucket];
 	bool moved = false;
 
@@ -269,7 +315,7 @@ static u64 htw_replace_slow(struct htw_wheel *w, struct htw_timer *t,
 	spin_lock(&bk->lock);
 	if (!(rearmed && w->paused) && htw_timer_is(t, handle, where)) {
 		htw_unlink_locked(w, bucket, t);
-		WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
+		htw_timer_set_where(t, HTW_TRANSIT, 0);
 		moved = true;
 	}
 	spin_unlock(&bk->lock);
@@ -328,6 +374,7 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 		  u64 *handle, u64 *point)
 {
 	struct htw_timer *t;
+	u8 shift;
 
 	might_sleep();
 	if (htw_spec_check(&w->geo, spec))
@@ -341,8 +388,15 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 	t->cookie = spec->cookie;
 	t->deadline_ns = spec->deadline_ns;
 	t->period_ns = spec->period_ns;
-	t->slack_shift = htw_grid_slack_shift(&w->grid, spec->slack_ns);
-	t->expires = htw_grid_expiry_tick(&w->grid, t->deadline_ns, t->slack_shift);
+	/*
+	 * Coalescing less than the slack allows is never wrong: a shift above
+	 * what ->where holds (2^31 ticks) is cut to it.  Still HTW_FREE.
+	 */
+	shift = min_t(u8, htw_grid_slack_shift(&w->grid, spec->slack_ns),
+		      HTW_SLACK_SHIFT_MAX);
+	WRITE_ONCE(t->where, htw_where(HTW_FREE, 0) |
+			     (u32)shift << HTW_WHERE_BUCKET_BITS);
+	t->expires = htw_grid_expiry_tick(&w->grid, t->deadline_ns, shift);
 	*handle = t->handle;
 	*point = htw_insert(w, t);
 	return 0;
@@ -395,7 +449,7 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 	if (found) {
 		htw_unlink_locked(w, bucket, t);
 		/* Ours now: a racing cancel of the same handle must not match. */
-		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
+		htw_timer_set_where(t, HTW_FREE, 0);
 		htw_count_bh(w, HTW_C_PENDING, -1);
 		htw_count_bh(w, HTW_C_CANCELLED, 1);
 	}
@@ -406,15 +460,15 @@ static bool htw_cancel_pending(struct htw_wheel *w, struct htw_timer *t,
 }
 
 static int htw_cancel_ready(struct htw_wheel *w, struct htw_timer *t,
-			    u64 handle)
+			    u64 handle, u32 where)
 {
 	int ret = -EAGAIN;
 
 	spin_lock_bh(&w->ready_lock);
-	if (htw_timer_is(t, handle, htw_where(HTW_READY, 0))) {
+	if (htw_timer_is(t, handle, where)) {
 		ret = HTW_WHEEL_CANCEL_FIRED;
-		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED)) {
-			t->flags |= HTW_TF_CANCELLED;
+		if (t->period_ns && !(where & HTW_WHERE_FINAL)) {
+			WRITE_ONCE(t->where, where | HTW_WHERE_FINAL);
 			htw_count_bh(w, HTW_C_PENDING, -1);
 			htw_count_bh(w, HTW_C_CANCELLED, 1);
 			ret = HTW_WHEEL_CANCEL_OK;
@@ -439,7 +493,7 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 				return HTW_WHEEL_CANCEL_OK;
 			break;
 		case HTW_READY:
-			r = htw_cancel_ready(wheel, t, handle);
+			r = htw_cancel_ready(wheel, t, handle, where);
 			if (r >= 0)
 				return r;
 			break;
@@ -472,13 +526,13 @@ EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_unschedule);
  * placement from @horizon gives is the one it is in.
  */
 static int htw_move_within(struct htw_wheel *w, struct htw_timer *t, u64 handle,
-			   u32 where, u8 shift, u64 deadline, u64 expires)
+			   u32 where, u64 deadline, u64 expires)
 {
 	struct htw_bucket *bk = &w->buckets[where & HTW_WHERE_BUCKET_MASK];
 	int ret = HTW_MOVE_RETRY;
 
 	spin_lock_bh(&bk->lock);
-	if (htw_timer_is(t, handle, where) && t->slack_shift == shift) {
+	if (htw_timer_is(t, handle, where)) {
 		t->deadline_ns = deadline;
 		t->expires = expires;
 		ret = HTW_WHEEL_REARM_PENDING;
@@ -494,7 +548,7 @@ static int htw_move_within(struct htw_wheel *w, struct htw_timer *t, u64 handle,
  * it in one bucket or the other, never between.
  */
 static int htw_move_between(struct htw_wheel *w, struct htw_timer *t, u64 handle,
-			    u32 where, u32 to, u8 shift, u64 deadline, u64 expires,
+			    u32 where, u32 to, u64 deadline, u64 expires,
 			    unsigned int flags)
 {
 	u32 from = where & HTW_WHERE_BUCKET_MASK;
@@ -513,7 +567,7 @@ static int htw_move_between(struct htw_wheel *w, struct htw_timer *t, u64 handle
 	 */
 	if (!(flags & HTW_WHEEL_REARM_WITHDRAW) && READ_ONCE(w->paused)) {
 		ret = HTW_WHEEL_REARM_SERIALISE;
-	} else if (htw_timer_is(t, handle, where) && t->slack_shift == shift) {
+	} else if (htw_timer_is(t, handle, where)) {
 		htw_unlink_locked(w, from, t);
 		t->deadline_ns = deadline;
 		t->expires = expires;
@@ -529,13 +583,13 @@ static int htw_move_between(struct htw_wheel *w, struct htw_timer *t, u64 handle
  * Re-arm a pending timer without tick_lock, placing it relative to the
  * published horizon as insertion does (THE SCHEDULE/TICK RACE at struct
  * htw_wheel, and the same slow path when the horizon moved).  The slack
- * is read before the lock that makes it stable, so it is checked again
- * under that lock.
+ * shift comes with @where, read without a lock: htw_timer_is() confirms
+ * both under the bucket's.
  */
 static int htw_move_pending(struct htw_wheel *w, struct htw_timer *t, u64 handle,
 			    u32 where, u64 deadline, unsigned int flags, u64 *point)
 {
-	u8 shift = READ_ONCE(t->slack_shift);
+	u8 shift = htw_where_slack_shift(where);
 	u64 horizon, expires;
 	u32 to;
 	int ret;
@@ -544,10 +598,10 @@ static int htw_move_pending(struct htw_wheel *w, struct htw_timer *t, u64 handle
 	horizon = READ_ONCE(w->horizon);
 	to = htw_grid_place(&w->grid, expires, horizon, point);
 	if (to == (where & HTW_WHERE_BUCKET_MASK))
-		ret = htw_move_within(w, t, handle, where, shift, deadline, expires);
+		ret = htw_move_within(w, t, handle, where, deadline, expires);
 	else
-		ret = htw_move_between(w, t, handle, where, to, shift, deadline,
-				       expires, flags);
+		ret = htw_move_between(w, t, handle, where, to, deadline, expires,
+				       flags);
 	if (ret != HTW_WHEEL_REARM_PENDING) {
 		*point = U64_MAX;	/* nothing moved: nothing to arm */
 		return ret;
@@ -562,13 +616,14 @@ static int htw_move_pending(struct htw_wheel *w, struct htw_timer *t, u64 handle
 /* Take @t off the ready queue; the caller then owns it (HTW_TRANSIT). */
 static void htw_ready_unlink_locked(struct htw_wheel *w, struct htw_timer *t)
 {
+	struct htw_timer *before;
+
 	lockdep_assert_held(&w->tick_lock);
 	lockdep_assert_held(&w->ready_lock);
+	before = htw_list_del(w, &w->ready_first, t);
 	if (w->ready_tail == t)
-		w->ready_tail = t->node.pprev == &w->ready_head.first ? NULL :
-			container_of(t->node.pprev, struct htw_timer, node.next);
-	hlist_del(&t->node);
-	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
+		w->ready_tail = before;
+	htw_timer_set_where(t, HTW_TRANSIT, 0);
 	atomic64_dec(&w->nready);
 }
 
@@ -579,15 +634,15 @@ static void htw_ready_unlink_locked(struct htw_wheel *w, struct htw_timer *t)
  * and drains, the other walkers of the ready queue.
  */
 static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
-			  u64 deadline, unsigned int flags, u64 *point)
+			  u32 where, u64 deadline, unsigned int flags, u64 *point)
 {
 	int ret;
 
 	spin_lock_bh(&w->tick_lock);
 	spin_lock(&w->ready_lock);
-	if (!htw_timer_is(t, handle, htw_where(HTW_READY, 0))) {
+	if (!htw_timer_is(t, handle, where)) {
 		ret = HTW_MOVE_RETRY;
-	} else if (t->flags & HTW_TF_CANCELLED) {
+	} else if (where & HTW_WHERE_FINAL) {
 		ret = HTW_WHEEL_REARM_UNKNOWN;
 	} else if (!(flags & HTW_WHEEL_REARM_WITHDRAW)) {
 		ret = HTW_WHEEL_REARM_SERIALISE;
@@ -600,7 +655,8 @@ static int htw_move_ready(struct htw_wheel *w, struct htw_timer *t, u64 handle,
 		if (!t->period_ns)
 			htw_count(w, HTW_C_PENDING, 1);	/* periodic ones still are */
 		t->deadline_ns = deadline;
-		t->expires = htw_grid_expiry_tick(&w->grid, deadline, t->slack_shift);
+		t->expires = htw_grid_expiry_tick(&w->grid, deadline,
+						  htw_timer_slack_shift(t));
 		*point = htw_wheel_place(w, t, w->clk);
 	}
 	spin_unlock_bh(&w->tick_lock);
@@ -627,7 +683,8 @@ enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 					       point);
 			break;
 		case HTW_READY:
-			ret = htw_move_ready(w, t, handle, deadline, flags, point);
+			ret = htw_move_ready(w, t, handle, where, deadline, flags,
+					     point);
 			break;
 		case HTW_TRANSIT:
 			htw_wait_transit(w);
@@ -648,43 +705,44 @@ enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
  * batch of timers.  Each becomes HTW_READY under ready_lock, where cancel
  * looks for it next.
  */
-void htw_enqueue_ready(struct htw_wheel *w, struct hlist_head *list,
+void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *first,
 		       struct htw_timer *last, unsigned int n)
 {
-	struct htw_timer *t;
+	struct htw_timer *t, *before;
 
 	lockdep_assert_held(&w->tick_lock);
 	if (!n)
 		return;
 	spin_lock(&w->ready_lock);
-	hlist_for_each_entry(t, list, node)
-		WRITE_ONCE(t->where, htw_where(HTW_READY, 0));
-	if (w->ready_tail) {
-		w->ready_tail->node.next = list->first;
-		list->first->pprev = &w->ready_tail->node.next;
-	} else {
-		w->ready_head.first = list->first;
-		list->first->pprev = &w->ready_head.first;
+	before = w->ready_tail;
+	for (t = first; t; before = t, t = t->next) {
+		t->prev = before ? htw_timer_id(w, before) : HTW_PREV_FIRST;
+		htw_timer_set_where(t, HTW_READY, 0);
 	}
+	if (w->ready_tail)
+		w->ready_tail->next = first;
+	else
+		WRITE_ONCE(w->ready_first, first);
 	w->ready_tail = last;
 	spin_unlock(&w->ready_lock);
-	INIT_HLIST_HEAD(list);
 	atomic64_add(n, &w->nready);
 }
 
-static struct htw_timer *htw_dequeue_ready_locked(struct htw_wheel *w)
+/* The first record, taken off the queue; *@was: its ->where there. */
+static struct htw_timer *htw_dequeue_ready_locked(struct htw_wheel *w, u32 *was)
 {
 	struct htw_timer *t;
 
 	lockdep_assert_held(&w->tick_lock);
 	lockdep_assert_held(&w->ready_lock);
-	if (hlist_empty(&w->ready_head))
+	t = w->ready_first;
+	if (!t)
 		return NULL;
-	t = hlist_entry(w->ready_head.first, struct htw_timer, node);
-	hlist_del(&t->node);
+	*was = t->where;
+	htw_list_del(w, &w->ready_first, t);
 	if (w->ready_tail == t)
 		w->ready_tail = NULL;
-	WRITE_ONCE(t->where, htw_where(HTW_TRANSIT, 0));
+	htw_timer_set_where(t, HTW_TRANSIT, 0);
 	atomic64_dec(&w->nready);
 	return t;
 }
@@ -702,7 +760,7 @@ static bool htw_still_periodic(const struct htw_timer *t, u64 now)
 {
 	u64 step, next;
 
-	if (!t->period_ns || (t->flags & HTW_TF_CANCELLED))
+	if (!t->period_ns || (t->where & HTW_WHERE_FINAL))
 		return false;
 	/* The same arithmetic as htw_rearm_periodic(). */
 	return !check_mul_overflow((u64)htw_overrun(t, now) + 1, t->period_ns, &step) &&
@@ -717,7 +775,7 @@ size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 	size_t n = 0;
 
 	spin_lock_bh(&wheel->ready_lock);
-	hlist_for_each_entry(t, &wheel->ready_head, node) {
+	for (t = wheel->ready_first; t; t = t->next) {
 		if (n == max)
 			break;
 		out[n] = (struct htw_wheel_expiry) {
@@ -752,7 +810,7 @@ static bool htw_rearm_periodic(struct htw_wheel *w, struct htw_timer *t,
 	    check_add_overflow(t->deadline_ns, step, &next))
 		return false;
 	t->deadline_ns = next;
-	t->expires = htw_grid_expiry_tick(&w->grid, next, t->slack_shift);
+	t->expires = htw_grid_expiry_tick(&w->grid, next, htw_timer_slack_shift(t));
 	*point = htw_wheel_place(w, t, w->clk);
 	return true;
 }
@@ -765,29 +823,32 @@ static bool htw_rearm_periodic(struct htw_wheel *w, struct htw_timer *t,
  * (U64_MAX: none), for the tick to arm while it still holds tick_lock.
  */
 u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
-		       size_t n, struct hlist_head *done)
+		       size_t n, struct htw_timer **done)
 {
 	u64 earliest = U64_MAX, point;
 	struct htw_timer *t;
+	bool periodic;
+	u32 was;
 	size_t i;
 
 	lockdep_assert_held(&w->tick_lock);
 	spin_lock(&w->ready_lock);
 	for (i = 0; i < n; i++) {
-		t = htw_dequeue_ready_locked(w);
+		t = htw_dequeue_ready_locked(w, &was);
 		if (WARN_ON_ONCE(!t))
 			break;
 		WARN_ON_ONCE(t->handle != recs[i].handle);
 		htw_count_bh(w, HTW_C_FIRED, recs[i].overrun);
-		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED) &&
-		    htw_rearm_periodic(w, t, recs[i].overrun, &point)) {
+		periodic = t->period_ns && !(was & HTW_WHERE_FINAL);
+		if (periodic && htw_rearm_periodic(w, t, recs[i].overrun, &point)) {
 			earliest = min(earliest, point);
 			continue;
 		}
-		if (t->period_ns && !(t->flags & HTW_TF_CANCELLED))
+		if (periodic)
 			htw_count_bh(w, HTW_C_PENDING, -1);	/* ran off the clock */
-		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
-		hlist_add_head(&t->node, done);
+		htw_timer_set_where(t, HTW_FREE, 0);
+		t->next = *done;
+		*done = t;
 	}
 	spin_unlock(&w->ready_lock);
 	return earliest;
@@ -795,7 +856,7 @@ u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
 
 bool htw_wheel_has_ready(struct htw_wheel *wheel)
 {
-	return !hlist_empty(&wheel->ready_head);
+	return READ_ONCE(wheel->ready_first);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_has_ready);
 
@@ -825,17 +886,14 @@ static size_t htw_drain_buckets(struct htw_wheel *w, u64 now,
 				size_t n)
 {
 	u32 b, nbuckets = htw_grid_buckets(&w->grid);
-	struct hlist_node *tmp;
-	struct htw_timer *t;
+	struct htw_timer *list, *t, *next;
 	unsigned int taken;
 
 	for (b = 0; b < nbuckets; b++) {
 		do {
-			HLIST_HEAD(list);
-
 			taken = htw_take_some(w, b, &list, HTW_BATCH, HTW_FREE);
-			hlist_for_each_entry_safe(t, tmp, &list, node) {
-				hlist_del(&t->node);
+			for (t = list; t; t = next) {
+				next = t->next;
 				htw_describe(t, now, out, max, n++);
 				htw_timer_free(w, t);
 			}
@@ -853,9 +911,9 @@ static size_t htw_drain_one_ready(struct htw_wheel *w, struct htw_timer *t,
 	u64 next;
 
 	lockdep_assert_held(&w->ready_lock);
-	if (!t->period_ns || (t->flags & HTW_TF_CANCELLED))
+	if (!t->period_ns || (t->where & HTW_WHERE_FINAL))
 		return n;
-	t->flags |= HTW_TF_CANCELLED;
+	WRITE_ONCE(t->where, t->where | HTW_WHERE_FINAL);
 	next = t->deadline_ns + t->period_ns;
 	if (next < t->deadline_ns)
 		next = U64_MAX;
@@ -881,12 +939,11 @@ static size_t htw_drain_ready(struct htw_wheel *w, u64 now,
 
 	do {
 		spin_lock_bh(&w->ready_lock);
-		t = hlist_entry_safe(last ? last->node.next : w->ready_head.first,
-				     struct htw_timer, node);
+		t = last ? last->next : w->ready_first;
 		for (batch = 0; t && batch < HTW_BATCH; batch++) {
 			n = htw_drain_one_ready(w, t, now, out, max, n);
 			last = t;
-			t = hlist_entry_safe(t->node.next, struct htw_timer, node);
+			t = t->next;
 		}
 		spin_unlock_bh(&w->ready_lock);
 		cond_resched();
@@ -953,7 +1010,7 @@ static int htw_buckets_init(struct htw_wheel *w)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		spin_lock_init(&w->buckets[i].lock);
-		INIT_HLIST_HEAD(&w->buckets[i].timers);
+		w->buckets[i].first = NULL;
 	}
 	return 0;
 }
@@ -995,7 +1052,7 @@ struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 {
 	struct htw_wheel *w;
 
-	BUILD_BUG_ON(BIT_ULL(HTW_ID_BITS) < HTW_MAX_PENDING);
+	BUILD_BUG_ON(HTW_HANDLES_MAX < HTW_MAX_PENDING);
 	if (WARN_ON_ONCE(!htw_chunk_cache))	/* htw_wheel_module_init() */
 		return ERR_PTR(-ENODEV);
 	w = kzalloc(sizeof(*w), gfp);
@@ -1028,18 +1085,17 @@ struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
  * htw_wheel_free()), and the handle table goes with the wheel, so the
  * handles are not given back.
  */
-static void htw_discard_list(struct htw_wheel *w, struct hlist_head *list)
+static void htw_discard_list(struct htw_wheel *w, struct htw_timer **list)
 {
-	struct hlist_node *tmp;
 	struct htw_timer *t;
 	unsigned int n = 0;
 
-	hlist_for_each_entry_safe(t, tmp, list, node) {
+	for (t = *list; t; t = t->next) {
 		htw_timer_release(w);
 		if (++n % HTW_BATCH == 0)
 			cond_resched();
 	}
-	INIT_HLIST_HEAD(list);
+	*list = NULL;
 }
 
 /*
@@ -1054,8 +1110,8 @@ void htw_wheel_free(struct htw_wheel *w)
 
 	might_sleep();
 	for_each_set_bit(b, w->occupied, htw_grid_buckets(&w->grid))
-		htw_discard_list(w, &w->buckets[b].timers);
-	htw_discard_list(w, &w->ready_head);
+		htw_discard_list(w, &w->buckets[b].first);
+	htw_discard_list(w, &w->ready_first);
 	w->ready_tail = NULL;
 	htw_wheel_free_mem(w);
 }

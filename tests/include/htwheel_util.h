@@ -56,7 +56,7 @@ static inline int htw_test_schedule_all(int fd, struct htw_timer_entry *e,
 }
 
 /* Timers in one object of the module's htw_timer cache (src/htw_handles.h). */
-#define HTW_TEST_TIMERS_PER_CHUNK	512
+#define HTW_TEST_TIMERS_PER_CHUNK	585
 
 /*
  * Timer slots the module's htw_timer kmem_cache holds, the memory the

@@ -465,8 +465,36 @@ static void htwheel_slack_coalesces(struct kunit *test)
 	}
 }
 
+/*
+ * A timer keeps its slack shift in five bits: slack beyond 2^31 ticks
+ * coalesces on 2^31 ticks, which is still within the slack and never
+ * early; a re-arm keeps it.
+ */
+static void htwheel_slack_beyond_31_bits(struct kunit *test)
+{
+	const u64 tick = MS, top = BIT_ULL(31);
+	struct htw_wheel *w = htw_t_manual(test, tick, 64, 4, 0);
+	struct htw_wheel_expiry rec;
+	struct htw_placement p;
+	u64 h;
+
+	h = htw_t_sched(test, w, 1, 5 * tick, 0, BIT_ULL(40) * tick);
+	KUNIT_ASSERT_EQ(test, htw_wheel_inspect(w, h, &p), 0);
+	KUNIT_EXPECT_EQ(test, p.expires, top);
+	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, (top + 3) * tick, 0),
+			HTW_WHEEL_REARM_PENDING);
+	KUNIT_ASSERT_EQ(test, htw_wheel_inspect(w, h, &p), 0);
+	KUNIT_EXPECT_EQ(test, p.expires, 2 * top);
+	htw_t_at(w, htw_wheel_tick_time(w, 2 * top) - 1);
+	KUNIT_EXPECT_EQ(test, htw_t_take(test, w, &rec, 1), 0);
+	htw_t_at(w, htw_wheel_tick_time(w, 2 * top));
+	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, &rec, 1), 1);
+	KUNIT_EXPECT_EQ(test, rec.handle, h);
+}
+
 static struct kunit_case htwheel_slack_cases[] = {
 	KUNIT_CASE(htwheel_slack_coalesces),
+	KUNIT_CASE(htwheel_slack_beyond_31_bits),
 	{}
 };
 

@@ -217,6 +217,8 @@ static void htwheel_handle_table_decode_rejects(struct kunit *test)
 	KUNIT_EXPECT_PTR_EQ(test, htw_handle_lookup(h, htw_h_forge(h, id, 2)), o);
 	/* An id no chunk holds yet. */
 	KUNIT_EXPECT_NULL(test, htw_handle_lookup(h, htw_h_forge(h, HTW_IDS_PER_CHUNK, 1)));
+	/* The first id of a chunk the table does not have. */
+	KUNIT_EXPECT_NULL(test, htw_handle_lookup(h, htw_h_forge(h, htw_chunk_id(1, 0), 1)));
 
 	htw_handle_put(h, o);
 	KUNIT_EXPECT_PTR_EQ(test, htw_handle_lookup(h, mine), o);
@@ -271,7 +273,7 @@ static void htwheel_handle_table_grow_across_chunks(struct kunit *test)
 	for (i = 0; i < n; i++) {
 		objs[i] = htw_h_take(test, h, &handles[i]);
 		KUNIT_EXPECT_EQ(test, h->used_chunks, i / HTW_IDS_PER_CHUNK + 1);
-		id = htw_h_id(test, h, handles[i]);
+		id = htw_id_ordinal(htw_h_id(test, h, handles[i]));
 		KUNIT_ASSERT_LT(test, id, n);
 		KUNIT_EXPECT_FALSE(test, test_and_set_bit(id, seen));
 	}
@@ -296,11 +298,11 @@ static void htwheel_handle_table_refuses_layouts(struct kunit *test)
 	struct kmem_cache *c = htw_h_chunks;
 	struct htw_handles h = {};
 
-	KUNIT_EXPECT_EQ(test, htw_handles_init(&h, 8, HTW_H_KEY, 24, 0, c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, htw_handles_init(&h, 8, HTW_H_KEY, 20, 0, c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, htw_handles_init(&h, 8, HTW_H_KEY, size, 4, c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, htw_handles_init(&h, 8, HTW_H_KEY, size, size, c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, htw_handles_init(&h, 0, HTW_H_KEY, size, 0, c), -EINVAL);
-	KUNIT_EXPECT_EQ(test, htw_handles_init(&h, BIT_ULL(HTW_ID_BITS) + 1,
+	KUNIT_EXPECT_EQ(test, htw_handles_init(&h, HTW_HANDLES_MAX + 1,
 					       HTW_H_KEY, size, 0, c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, htw_handles_init(&h, 8, HTW_H_KEY, 2 * size, 0, c),
 			-EINVAL);

@@ -934,8 +934,8 @@ TEST(timer_memory_is_charged_to_the_memcg)
 	per_timer = (scheduled - opened) / MEMCG_TIMERS;
 	TH_LOG("memory.current: %ld after open, %ld with %d timers (%ld B each), %ld after close",
 	       opened, scheduled, MEMCG_TIMERS, per_timer, closed);
-	/* A timer is 64 bytes of slab plus its handle-table entry. */
-	EXPECT_LE(64, per_timer);
+	/* A timer is 56 bytes of its chunk, a chunk one order-3 slab. */
+	EXPECT_LE(56, per_timer);
 	/* Closing gives back at least nine tenths of what the timers took. */
 	EXPECT_GT(opened + (scheduled - opened) / 10, closed);
 }

@@ -630,18 +630,21 @@ static void pair_report(const char *section, unsigned long n, const char *who)
 
 /*
  * What the wheel holds for n pending timers: its chunks of timers, each an
- * object of the htw_timer cache counted at the cache's own slab_size
- * (what an object really takes in its slab), plus the structures fixed
- * at creation.  Our wheel is the only one alive, so the cache's count of
+ * object of the htw_timer cache counted at its share of the pages of its
+ * slab (a slab's unused tail included), plus the structures fixed at
+ * creation.  Our wheel is the only one alive, so the cache's count of
  * objects must match its chunks.
  */
 static void report_memory(unsigned long n)
 {
-	unsigned long objsize = slab_attr("htw_timer", "slab_size");
+	unsigned long per_slab = slab_attr("htw_timer", "objs_per_slab");
 	unsigned long chunk = slab_attr("htw_timer", "object_size");
+	unsigned long objsize = per_slab ?
+		(PAGE_SIZE << slab_attr("htw_timer", "order")) / per_slab : 0;
 	struct htw_geometry geo;
 	u64 chunks, bytes;
 
+	objsize = max(objsize, slab_attr("htw_timer", "slab_size"));
 	if (!objsize || !chunk) {
 		error("no /sys/kernel/slab/htw_timer/slab_size", W_HTW, n, 0);
 		return;
