@@ -215,7 +215,7 @@ static void htwheel_handle_table_decode_rejects(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, htw_handle_lookup(h, htw_h_forge(h, id, 0)));
 	KUNIT_EXPECT_NULL(test, htw_handle_lookup(h, htw_h_forge(h, id, HTW_GEN_MAX + 1)));
 	KUNIT_EXPECT_PTR_EQ(test, htw_handle_lookup(h, htw_h_forge(h, id, 2)), o);
-	/* An id no chunk holds yet. */
+	/* An index past the last object of a chunk. */
 	KUNIT_EXPECT_NULL(test, htw_handle_lookup(h, htw_h_forge(h, HTW_IDS_PER_CHUNK, 1)));
 	/* The first id of a chunk the table does not have. */
 	KUNIT_EXPECT_NULL(test, htw_handle_lookup(h, htw_h_forge(h, htw_chunk_id(1, 0), 1)));
