@@ -117,16 +117,21 @@ static inline u32 htw_chunk_id(u32 nr, u32 index)
 	return nr << HTW_CHUNK_SHIFT | index;
 }
 
+/* Where in its chunk the object of @id is. */
+static inline u32 htw_id_index(u32 id)
+{
+	return id & HTW_CHUNK_INDEX_MASK;
+}
+
 /* Which object of all the table could hold @id is: 0, 1, ... */
 static inline u32 htw_id_ordinal(u32 id)
 {
-	return (id >> HTW_CHUNK_SHIFT) * HTW_IDS_PER_CHUNK +
-	       (id & HTW_CHUNK_INDEX_MASK);
+	return (id >> HTW_CHUNK_SHIFT) * HTW_IDS_PER_CHUNK + htw_id_index(id);
 }
 
 static inline void *htw_id_object(struct htw_handles *h, u32 id)
 {
-	u32 index = id & HTW_CHUNK_INDEX_MASK;
+	u32 index = htw_id_index(id);
 	void *chunk;
 
 	if (id >> HTW_CHUNK_SHIFT >= h->nchunks || index >= HTW_IDS_PER_CHUNK)
@@ -146,11 +151,6 @@ static inline void *htw_id_object(struct htw_handles *h, u32 id)
 static inline void *htw_id_chunk_in_use(const struct htw_handles *h, u32 id)
 {
 	return READ_ONCE(h->dir[id >> HTW_CHUNK_SHIFT]);
-}
-
-static inline u32 htw_id_index(u32 id)
-{
-	return id & HTW_CHUNK_INDEX_MASK;
 }
 
 static inline u64 *htw_word(const struct htw_handles *h, void *obj)
