@@ -145,10 +145,10 @@ struct htw_wheel_counts {
 
 struct htw_bucket {
 	/*
-	 * Guards @first (the list of its timers) and this bucket's bit in wheel->occupied.  The
-	 * innermost of the wheel's locks: schedule and cancel take only the
-	 * one bucket they touch; only a re-arm between buckets holds two,
-	 * the lower bucket's first (htw_move_between()).
+	 * Guards @first (the list of its timers) and this bucket's bit in
+	 * wheel->occupied.  The innermost of the wheel's locks: schedule and
+	 * cancel take only the one bucket they touch; only a re-arm between
+	 * buckets holds two, the lower bucket's first (htw_move_between()).
 	 */
 	spinlock_t lock;
 	struct htw_timer *first;

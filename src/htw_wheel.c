@@ -85,6 +85,14 @@ static u32 htw_timer_id(const struct htw_wheel *w, const struct htw_timer *t)
 	return htw_handle_id(&w->handles, t->handle);
 }
 
+/* The timer of @id, linked in a list we hold the lock of. */
+static struct htw_timer *htw_timer_of_id(const struct htw_wheel *w, u32 id)
+{
+	struct htw_timer *chunk = htw_id_chunk_in_use(&w->handles, id);
+
+	return chunk + htw_id_index(id);
+}
+
 /* Link @t first in the list at @head, a bucket's; under its lock. */
 static void htw_list_add_head(struct htw_wheel *w, struct htw_timer **head,
 			      struct htw_timer *t)
@@ -109,13 +117,12 @@ static struct htw_timer *htw_list_del(struct htw_wheel *w,
 	u32 prev = t->prev;
 	struct htw_timer *before = NULL;
 
-	if (prev == HTW_PREV_FIRST)
+	if (prev == HTW_PREV_FIRST) {
 		WRITE_ONCE(*head, t->next);
-	else
-		before = (struct htw_timer *)htw_id_chunk_in_use(&w->handles, prev) +
-			 htw_id_index(prev);
-	if (before)
+	} else {
+		before = htw_timer_of_id(w, prev);
 		before->next = t->next;
+	}
 	if (t->next)
 		t->next->prev = prev;
 	return before;
