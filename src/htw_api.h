@@ -17,7 +17,9 @@
 				 BIT_ULL(_IOC_NR(HTW_IOC_DRAIN)) |	\
 				 BIT_ULL(_IOC_NR(HTW_IOC_STATS)) |	\
 				 BIT_ULL(_IOC_NR(HTW_IOC_SET_EVENTFD)) |	\
-				 BIT_ULL(_IOC_NR(HTW_IOC_REARM)))
+				 BIT_ULL(_IOC_NR(HTW_IOC_REARM)) |	\
+				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE_SETUP)) | \
+				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE_ENTER)))
 
 int htw_api_negotiate(struct htw_api *api);
 

@@ -10,6 +10,7 @@
 #include <linux/hrtimer.h>
 #include <linux/eventfd.h>
 #include <linux/export.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
@@ -67,6 +68,16 @@ static inline void htw_eventfd_signal(struct eventfd_ctx *ctx)
 	eventfd_signal(ctx);
 #else
 	eventfd_signal(ctx, 1);
+#endif
+}
+
+/* vm_flags became read-only outside the vm_flags_*() helpers in 6.3. */
+static inline void htw_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
 #endif
 }
 

@@ -35,6 +35,7 @@
 #include "htw_api.h"
 #include "htw_compat.h"
 #include "htw_limits.h"
+#include "htw_table.h"
 #include "htw_timens.h"
 #include "htw_tick.h"
 
@@ -79,6 +80,11 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
  * @wheel_bytes: what the wheel's structures were charged, 0 before it exists
  * @timens:      the opener's time namespace offsets, fixed at open()
  * @api_done:    the handshake succeeded; set once under @lock
+ * @table:       the shared timer table's wheel (HTW_IOC_TABLE_SETUP), or
+ *               NULL; set once under @lock with smp_store_release(), read
+ *               with smp_load_acquire(), fixed until release
+ * @table_entries: its slots, charged as live timers
+ * @table_bytes: what it was charged as wheel structures
  * @buf:         bounce buffer for read(), under @lock
  */
 struct htw_file {
@@ -91,6 +97,9 @@ struct htw_file {
 	size_t wheel_bytes;
 	struct htw_timens timens;
 	bool api_done;
+	struct htw_wheel *table;
+	u32 table_entries;
+	size_t table_bytes;
 	union {
 		struct htw_wheel_expiry rec[HTW_CHUNK / 8];
 		struct htw_wheel_unexpired unexp[HTW_CHUNK / 8];
@@ -913,11 +922,123 @@ static long htw_ioc_set_eventfd(struct htw_file *hf, void __user *argp)
 	return 0;
 }
 
+/* The file's table if it has one, without a lock. */
+static struct htw_wheel *htw_file_peek_table(struct htw_file *hf)
+{
+	/* Pairs with the release in htw_ioc_table_setup(): fully built. */
+	return smp_load_acquire(&hf->table);
+}
+
+/* The slots as live timers, the rest as wheel structures: all or nothing. */
+static int htw_file_charge_table(struct htw_file *hf, u32 entries, size_t bytes)
+{
+	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_TIMERS, entries))
+		return -EDQUOT;
+	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes)) {
+		htw_quota_uncharge_n(hf->quota, HTW_LIMIT_TIMERS, entries);
+		return -EDQUOT;
+	}
+	return 0;
+}
+
+static void htw_file_uncharge_table(struct htw_file *hf, u32 entries,
+				    size_t bytes)
+{
+	htw_quota_uncharge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes);
+	htw_quota_uncharge_n(hf->quota, HTW_LIMIT_TIMERS, entries);
+}
+
+/*
+ * Make the table, charged, and answer with its layout; the caller holds
+ * hf->lock and the file has none yet.
+ */
+static int htw_file_create_table(struct htw_file *hf, struct htw_table_setup *ts,
+				 void __user *argp, const struct htw_geometry *geo)
+{
+	size_t bytes = htw_wheel_footprint(geo) + htw_table_bytes(ts->entries);
+	struct htw_wheel *table;
+	int ret;
+
+	lockdep_assert_held(&hf->lock);
+	ret = htw_file_charge_table(hf, ts->entries, bytes);
+	if (ret)
+		return ret;
+	table = htw_wheel_create_table(geo, htw_file_ready, hf, ts->entries,
+				       htw_timens_offset(&hf->timens, geo->clockid));
+	if (IS_ERR(table)) {
+		htw_file_uncharge_table(hf, ts->entries, bytes);
+		return PTR_ERR(table);
+	}
+	htw_table_layout(table, ts);
+	if (copy_to_user(argp, ts, sizeof(*ts))) {
+		htw_wheel_destroy(table);
+		htw_file_uncharge_table(hf, ts->entries, bytes);
+		return -EFAULT;
+	}
+	hf->table_entries = ts->entries;
+	hf->table_bytes = bytes;
+	/* Publish only once built; see htw_file_peek_table(). */
+	smp_store_release(&hf->table, table);
+	return 0;
+}
+
+/*
+ * The table's wheel has the file's geometry, so the file's wheel is made
+ * first, as a first schedule would make it (HTW_IOC_SETUP is over then).
+ */
+static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
+{
+	struct htw_table_setup ts;
+	struct htw_geometry geo;
+	struct htw_wheel *wheel;
+	int ret;
+
+	if (copy_from_user(&ts, argp, sizeof(ts)))
+		return -EFAULT;
+	/* An answer that could not be written would undo the table: ask first. */
+	if (copy_to_user(argp, &ts, sizeof(ts)))
+		return -EFAULT;
+	if (ts.flags || !htw_all_zero(ts.reserved, ARRAY_SIZE(ts.reserved)))
+		return -EINVAL;
+	if (!ts.entries ||
+	    ts.entries > min_t(u64, READ_ONCE(max_pending), HTW_MAX_PENDING))
+		return -EINVAL;
+	wheel = htw_file_wheel(hf);
+	if (IS_ERR(wheel))
+		return PTR_ERR(wheel);
+	htw_wheel_geometry(wheel, &geo);
+	geo.max_pending = ts.entries;
+
+	mutex_lock(&hf->lock);
+	if (hf->table)
+		ret = -EBUSY;
+	else
+		ret = htw_file_create_table(hf, &ts, argp, &geo);
+	mutex_unlock(&hf->lock);
+	return ret;
+}
+
+static long htw_ioc_table_enter(struct htw_file *hf, unsigned long arg)
+{
+	struct htw_wheel *table = htw_file_peek_table(hf);
+
+	if (arg || !table)
+		return -EINVAL;
+	return min_t(u64, htw_wheel_table_enter(table), LONG_MAX);
+}
+
 static bool htw_file_has_ready(struct htw_file *hf)
 {
 	struct htw_wheel *wheel = htw_file_peek_wheel(hf);
 
 	return wheel && htw_wheel_has_ready(wheel);
+}
+
+static bool htw_file_has_completions(struct htw_file *hf)
+{
+	struct htw_wheel *table = htw_file_peek_table(hf);
+
+	return table && htw_table_has_completions(table);
 }
 
 /* A record for user space, its times on the opener's clock (@offset). */
@@ -1003,7 +1124,19 @@ static __poll_t htw_char_poll(struct file *file, poll_table *wait)
 	 * ready after the look wakes us, one before it is seen by the look.
 	 */
 	poll_wait(file, &hf->wq, wait);
-	return htw_file_has_ready(hf) ? EPOLLIN | EPOLLRDNORM : 0;
+	if (htw_file_has_ready(hf) || htw_file_has_completions(hf))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+static int htw_char_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct htw_file *hf = file->private_data;
+	struct htw_wheel *table = htw_file_peek_table(hf);
+
+	if (!table)
+		return -ENODEV;
+	return htw_table_mmap(table, vma);
 }
 
 static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
@@ -1020,6 +1153,8 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "htw-max-pending:\t%llu\n", st.max_pending);
 	seq_printf(m, "htw-pending:\t%llu\n", st.pending);
 	seq_printf(m, "htw-ready:\t%llu\n", st.ready);
+	seq_printf(m, "htw-table-entries:\t%u\n",
+		   htw_file_peek_table(hf) ? hf->table_entries : 0);
 }
 
 /* Ioctls other than the handshake, as known to this file. */
@@ -1055,6 +1190,10 @@ static long htw_char_ioctl(struct file *file, unsigned int cmd, unsigned long pa
 		return htw_ioc_stats(hf, argp);
 	case HTW_IOC_SET_EVENTFD:
 		return htw_ioc_set_eventfd(hf, argp);
+	case HTW_IOC_TABLE_SETUP:
+		return htw_ioc_table_setup(hf, argp);
+	case HTW_IOC_TABLE_ENTER:
+		return htw_ioc_table_enter(hf, parm);
 	default:
 		return -ENOIOCTLCMD;
 	}
@@ -1127,7 +1266,11 @@ static int htw_char_release(struct inode *inode, struct file *file)
 {
 	struct htw_file *hf = file->private_data;
 
-	/* Stops the tick synchronously: no ready callback runs after this. */
+	/* Stops the ticks synchronously: no ready callback runs after this. */
+	if (hf->table) {
+		htw_wheel_destroy(hf->table);
+		htw_file_uncharge_table(hf, hf->table_entries, hf->table_bytes);
+	}
 	if (hf->wheel)
 		htw_wheel_destroy(hf->wheel);
 	mutex_lock(&hf->lock);
@@ -1145,6 +1288,7 @@ static const struct file_operations htw_char_fops = {
 	.release	= htw_char_release,
 	.read		= htw_char_read,
 	.poll		= htw_char_poll,
+	.mmap		= htw_char_mmap,
 	.unlocked_ioctl	= htw_char_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= htw_char_show_fdinfo,
@@ -1179,6 +1323,10 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(sizeof(struct htw_stats) != 384);
 	BUILD_BUG_ON(sizeof(struct htw_eventfd) != 16);
 	BUILD_BUG_ON(sizeof(struct htw_expiry) != 48);
+	BUILD_BUG_ON(sizeof(struct htw_table_setup) != 64);
+	BUILD_BUG_ON(sizeof(struct htw_table_header) != 192);
+	BUILD_BUG_ON(sizeof(struct htw_table_slot) != 16);
+	BUILD_BUG_ON(sizeof(struct htw_table_cqe) != 32);
 	return misc_register(&htw_misc);
 }
 

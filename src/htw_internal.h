@@ -6,7 +6,8 @@
  *
  * The core's files form layers that only call down:
  *
- *	htw_grid.c <- htw_handles.c <- htw_wheel.c <- htw_tick.c <- htw_dev.c
+ *	htw_grid.c <- htw_handles.c <- htw_wheel.c <- htw_table.c <- htw_tick.c
+ *	<- htw_dev.c
  *
  * struct htw_wheel holds the state of both the wheel and its tick (one
  * object, one allocation); the fields the tick alone uses are marked so.
@@ -24,6 +25,8 @@
 #include "htw_handles.h"
 #include "htw_test_hooks.h"
 #include "htw_wheel.h"
+
+struct htw_table;
 
 /*
  * Where a timer is, packed in one u32 so that cancel can read it without a
@@ -238,6 +241,14 @@ struct htw_wheel {
 	struct htw_timer *ready_first;	/* WRITE_ONCE(): has_ready() peeks */
 	struct htw_timer *ready_tail;
 
+	/*
+	 * A wheel whose timers are a shared table's slots (htw_table.h), or
+	 * NULL; set once before the wheel runs.  Its timers are charged by
+	 * the table's owner all at once, so none is counted one by one.
+	 */
+	struct htw_table *table;
+	bool table_timers;
+
 	struct htw_bucket *buckets;	/* levels * slots, each its own lock */
 	unsigned long *occupied;	/* one bit per bucket, under its lock */
 	struct htw_handles handles;	/* its own locks: htw_handles.h */
@@ -278,6 +289,7 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 enum htw_rearm_status htw_wheel_move(struct htw_wheel *w, u64 handle,
 				     u64 deadline, unsigned int flags, u64 *point);
 u64 htw_wheel_place(struct htw_wheel *w, struct htw_timer *t, u64 from);
+void htw_wheel_take_out(struct htw_wheel *w, struct htw_timer *t);
 unsigned int htw_take_some(struct htw_wheel *w, u32 bucket,
 			   struct htw_timer **list, unsigned int max,
 			   enum htw_state state);

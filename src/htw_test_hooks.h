@@ -48,6 +48,14 @@ struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
 					  void (*ready)(struct htw_wheel *wheel,
 							void *owner),
 					  void *owner, u64 start_ns);
+/* htw_tick.c: the same for a table of @entries slots (htw_wheel_create_table()). */
+struct htw_wheel *htw_wheel_create_table_manual(const struct htw_geometry *geo,
+						void (*ready)(struct htw_wheel *wheel,
+							      void *owner),
+						void *owner, u32 entries,
+						u64 start_ns);
+/* htw_table.c: the table's shared memory, as user space would map it. */
+void *htw_table_memory(struct htw_wheel *w);
 /* htw_tick.c: run the whole tick now as if the hrtimer fired; may sleep. */
 void htw_wheel_run_tick(struct htw_wheel *w);
 /* htw_tick.c: one batch of that run; true when the run is complete. */
@@ -97,8 +105,21 @@ extern void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
 		if (unlikely(READ_ONCE(htw_identity_hook)))	\
 			htw_identity_hook(t, step);		\
 	} while (0)
+/*
+ * Called by the table between its read of a due slot's deadline and its
+ * claim of it, so a suite can play user space's racing store there.
+ */
+struct htw_table_slot;
+extern void (*htw_table_claim_hook)(struct htw_table_slot *slot);
+#define htw_table_claim_probe(slot)				\
+	do {							\
+		if (unlikely(READ_ONCE(htw_table_claim_hook)))	\
+			htw_table_claim_hook(slot);		\
+	} while (0)
 #else
+struct htw_table_slot;
 static inline void htw_identity_probe(struct htw_timer *t, unsigned int step) { }
+static inline void htw_table_claim_probe(struct htw_table_slot *slot) { }
 #endif
 
 #endif /* _HTW_TEST_HOOKS_H */

@@ -14,9 +14,11 @@
 #include <linux/bitops.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
+#include <linux/sched/signal.h>
 
 #include "htw_compat.h"
 #include "htw_internal.h"
+#include "htw_table.h"
 #include "htw_tick.h"
 
 /* ---- arming ---- */
@@ -56,6 +58,18 @@ static void htw_arm_for(struct htw_wheel *w, u64 point)
 }
 
 /*
+ * A table's wheel also tells user space when it next takes the submission
+ * ring in; if submissions came meanwhile, that is the next tick.
+ */
+static void htw_rearm_table(struct htw_wheel *w)
+{
+	if (!htw_table_publish_wakeup(w, READ_ONCE(w->armed_tick)))
+		return;
+	htw_arm_at_most(w, w->clk + 1);
+	htw_table_publish_wakeup(w, READ_ONCE(w->armed_tick));
+}
+
+/*
  * End of a run: forget the old arming, then scan.  A schedule that linked
  * a timer the scan missed read armed_tick after our store (the smp_mb()s
  * pair) and arms for itself; htw_arm_at_most() only ever moves it earlier.
@@ -81,6 +95,8 @@ static void htw_rearm(struct htw_wheel *w)
 		hrtimer_try_to_cancel(&w->hrtimer);
 	}
 	spin_unlock_bh(&w->arm_lock);
+	if (w->table)
+		htw_rearm_table(w);
 }
 
 /* ---- expiry ---- */
@@ -129,6 +145,22 @@ static void htw_fired_commit(struct htw_wheel *w, struct htw_fired *f)
 	htw_enqueue_ready(w, f->first, f->last, f->n);
 }
 
+/* What htw_visit_bucket() does with a table's slots: htw_table_visit(). */
+static unsigned int htw_visit_table_bucket(struct htw_wheel *w,
+					   struct htw_timer *list, u64 tick,
+					   u64 now_ns)
+{
+	struct htw_timer *t, *next;
+	unsigned int fired = 0;
+
+	for (t = list; t; t = next) {
+		next = t->next;
+		fired += htw_table_visit(w, t, tick, now_ns);
+	}
+	htw_table_publish_completions(w);
+	return fired;
+}
+
 /*
  * Visit one bucket at tick @tick: take up to *@budget of its timers, fire
  * those due (expires <= tick) and place the others again relative to
@@ -145,6 +177,8 @@ static unsigned int htw_visit_bucket(struct htw_wheel *w, u32 bucket,
 	struct htw_timer *list, *t, *next;
 
 	*budget -= htw_take_some(w, bucket, &list, *budget, HTW_TRANSIT);
+	if (w->table)
+		return htw_visit_table_bucket(w, list, tick, now_ns);
 	/* Each timer is relinked as it is met, its link read first. */
 	for (t = list; t; t = next) {
 		next = t->next;
@@ -185,6 +219,19 @@ static bool htw_process_tick(struct htw_wheel *w, u64 tick, u64 now_ns,
 }
 
 /*
+ * A table's slots that waited for room in the completion ring, then its
+ * submissions: at most a quarter of a batch each, so that user space
+ * never starves expiry; the rest wait for the next run, which
+ * htw_rearm_table() makes the next tick.
+ */
+static void htw_take_table_work(struct htw_wheel *w, u64 now_ns,
+				unsigned int *budget, unsigned int *fired)
+{
+	*budget -= htw_table_retry_waiting(w, *budget / 4, now_ns, fired);
+	*budget -= htw_table_take_submissions(w, *budget / 4);
+}
+
+/*
  * Process ticks up to the one @now_ns falls in, jumping straight from one
  * visited tick to the next through the occupancy bits, so a long idle gap
  * costs nothing; stop once *@budget timers were handled.  Returns true
@@ -200,6 +247,8 @@ static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
 	lockdep_assert_held(&w->tick_lock);
 	if (w->paused)
 		return true;	/* the drain re-arms when it is done */
+	if (w->table)
+		htw_take_table_work(w, now_ns, budget, fired);
 	WRITE_ONCE(w->horizon, max(READ_ONCE(w->horizon), target));
 	/* Pairs with smp_mb() in htw_insert(): see struct htw_wheel. */
 	smp_mb();
@@ -235,6 +284,13 @@ static bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer)
 	if (fired && w->ready)
 		w->ready(w, w->owner);
 	return done;
+}
+
+/* Between two runs of one call: yield, and stop if the caller is killed. */
+static bool htw_step_killed(void)
+{
+	cond_resched();
+	return fatal_signal_pending(current);
 }
 
 /* A whole run, batch by batch, in process context. */
@@ -293,6 +349,56 @@ struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create);
 
 /*
+ * A wheel for a shared table of @entries slots: the geometry of @geo with
+ * room for @entries timers and no quota (the caller charged them).
+ */
+static struct htw_wheel *htw_table_create(const struct htw_geometry *geo,
+					  htw_ready_fn ready, void *owner,
+					  u32 entries, s64 offset, bool manual,
+					  u64 now)
+{
+	struct htw_geometry g = *geo;
+	struct htw_wheel *w;
+	int ret;
+
+	g.max_pending = entries;
+	g.quota = NULL;
+	w = htw_tick_create(&g, ready, owner, GFP_KERNEL_ACCOUNT, manual, now);
+	if (IS_ERR(w))
+		return w;
+	ret = htw_table_init(w, entries, offset);
+	if (ret) {
+		htw_wheel_destroy(w);
+		return ERR_PTR(ret);
+	}
+	return w;
+}
+
+struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
+					 htw_ready_fn ready, void *owner,
+					 u32 entries, s64 offset)
+{
+	return htw_table_create(geo, ready, owner, entries, offset, false, 0);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_table);
+
+/*
+ * Runs until the ring is empty, a ring's worth at most (a run takes a
+ * quarter batch): the caller's own time, with scheduling points.
+ */
+u64 htw_wheel_table_enter(struct htw_wheel *wheel)
+{
+	u64 before = htw_table_taken(wheel);
+
+	do {
+		htw_run_all(wheel);
+	} while (htw_table_more_to_take(wheel, before) &&
+		 !htw_step_killed());
+	return htw_table_taken(wheel) - before;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_table_enter);
+
+/*
  * Synchronous: when this returns neither the callback nor the work runs,
  * and neither can start again.
  */
@@ -311,6 +417,7 @@ void htw_wheel_destroy(struct htw_wheel *wheel)
 		return;
 	might_sleep();
 	htw_tick_stop(wheel);
+	htw_table_free(wheel);
 	htw_wheel_free(wheel);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_destroy);
@@ -403,6 +510,14 @@ struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
 	return htw_tick_create(geo, ready, owner, GFP_KERNEL, true, start_ns);
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_manual);
+
+struct htw_wheel *htw_wheel_create_table_manual(const struct htw_geometry *geo,
+						htw_ready_fn ready, void *owner,
+						u32 entries, u64 start_ns)
+{
+	return htw_table_create(geo, ready, owner, entries, 0, true, start_ns);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_table_manual);
 
 void htw_wheel_run_tick(struct htw_wheel *wheel)
 {

@@ -55,6 +55,23 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 enum htw_rearm_status htw_wheel_rearm(struct htw_wheel *wheel, u64 handle,
 				      u64 deadline_ns, unsigned int flags);
 
+/*
+ * A wheel whose timers are the @entries slots of a table shared with user
+ * space (htw_table.h), deadlines in a time namespace @offset from the
+ * host's clock; @geo as for htw_wheel_create(), its max_pending and quota
+ * ignored (the caller charges the slots).  ERR_PTR(-EINVAL or -ENOMEM).
+ * Destroyed with htw_wheel_destroy().  It takes no handles: schedule,
+ * cancel, re-arm, read and drain are not for it.
+ */
+struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
+					 htw_ready_fn ready, void *owner,
+					 u32 entries, s64 offset);
+/*
+ * Take the table's submission ring in and run what is due, now, in
+ * process context (may sleep); returns the submissions taken in.
+ */
+u64 htw_wheel_table_enter(struct htw_wheel *wheel);
+
 /* The second phase of a read: see htw_wheel_peek_ready(). */
 void htw_wheel_consume_ready(struct htw_wheel *wheel,
 			     const struct htw_wheel_expiry *recs, size_t n);

@@ -177,6 +177,24 @@ u64 htw_wheel_place(struct htw_wheel *w, struct htw_timer *t, u64 from)
 }
 
 /*
+ * Take @t, which only tick_lock's holder moves (a table's slot), out of
+ * the bucket it is in, if any: it is then the caller's, HTW_TRANSIT.
+ */
+void htw_wheel_take_out(struct htw_wheel *w, struct htw_timer *t)
+{
+	u32 where = READ_ONCE(t->where), bucket;
+
+	lockdep_assert_held(&w->tick_lock);
+	if (htw_where_state(where) == HTW_PENDING) {
+		bucket = where & HTW_WHERE_BUCKET_MASK;
+		spin_lock(&w->buckets[bucket].lock);
+		htw_unlink_locked(w, bucket, t);
+		spin_unlock(&w->buckets[bucket].lock);
+	}
+	htw_timer_set_where(t, HTW_TRANSIT, 0);
+}
+
+/*
  * Detach up to @max timers from the head of @bucket into @list, marking
  * each @state (HTW_TRANSIT: the caller holds tick_lock and owns them;
  * HTW_FREE: they are being cancelled).  Returns how many.
@@ -1116,9 +1134,12 @@ void htw_wheel_free(struct htw_wheel *w)
 	u32 b;
 
 	might_sleep();
-	for_each_set_bit(b, w->occupied, htw_grid_buckets(&w->grid))
-		htw_discard_list(w, &w->buckets[b].first);
-	htw_discard_list(w, &w->ready_first);
+	/* A table's timers were charged all at once, by its owner. */
+	if (!w->table_timers) {
+		for_each_set_bit(b, w->occupied, htw_grid_buckets(&w->grid))
+			htw_discard_list(w, &w->buckets[b].first);
+		htw_discard_list(w, &w->ready_first);
+	}
 	w->ready_tail = NULL;
 	htw_wheel_free_mem(w);
 }

@@ -15,9 +15,10 @@ layers=(
 	grid:1
 	handles:2 limits:2
 	wheel:3 internal:3
-	tick:4
-	dev:5
-	main:6
+	table:4
+	tick:5
+	dev:6
+	main:7
 )
 
 declare -A rank concept

@@ -14,6 +14,13 @@
  * schedule, cancel, read and drain: there every cookie is tallied in a
  * shared table and must end exactly once too.  Deliberately invalid calls
  * are mixed in and must fail with their documented errno, changing nothing.
+ *
+ * Each owned file also has a shared timer table (HTW_FEATURE_TABLE) whose
+ * slots the thread arms, moves later and earlier, and cancels by the
+ * documented protocol while it consumes the completion ring and feeds the
+ * submission ring garbage: every arming must end exactly once (a record,
+ * or a cancel that returned its deadline), no record may come before the
+ * deadline it reports, and a slot fires only with a deadline it held.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -47,8 +54,29 @@ struct model_timer {
 	uint8_t state;
 };
 
+#define TABLE_SLOTS	32
+
+/* A slot of the owned file's table, as the thread knows it. */
+struct model_slot {
+	uint64_t deadline;	/* the value stored last, 0 disarmed */
+	uint64_t min_deadline;	/* the earliest deadline this arming had */
+	uint64_t armings, ended;
+	uint32_t unconsumed;	/* armings the kernel claimed, records unread */
+};
+
+struct fuzz_table {
+	struct htw_table_setup ts;
+	void *map;
+	struct htw_table_header *hdr;
+	struct htw_table_slot *slots;
+	uint32_t *sq;
+	struct htw_table_cqe *cq;
+	struct model_slot s[TABLE_SLOTS];
+};
+
 struct fuzz_thread {
 	int id, fd, shared_fd;
+	struct fuzz_table tb;
 	uint64_t rng;
 	long ops, violations;
 	struct model_timer t[MAX_TIMERS];
@@ -290,16 +318,216 @@ static void own_invalid(struct fuzz_thread *th)
 			  strerror(errno), strerror(want));
 }
 
+static void table_open(struct fuzz_thread *th);
+static void table_finish(struct fuzz_thread *th);
+static void table_close(struct fuzz_thread *th);
+
 static void own_reopen(struct fuzz_thread *th)
 {
+	table_finish(th);
+	table_close(th);
 	close(th->fd);
 	th->fd = htw_test_open(O_NONBLOCK);
 	if (th->fd < 0) {
 		VIOLATION(th, "reopen: %s", strerror(errno));
 		exit(1);
 	}
+	table_open(th);
 	th->used = 0;
 	th->scheduled = th->cancelled = 0;
+}
+
+/* ---- the owned file's table: the slot protocol, modelled ---- */
+
+static void table_open(struct fuzz_thread *th)
+{
+	struct fuzz_table *tb = &th->tb;
+
+	memset(tb, 0, sizeof(*tb));
+	tb->ts.entries = TABLE_SLOTS;
+	if (ioctl(th->fd, HTW_IOC_TABLE_SETUP, &tb->ts)) {
+		VIOLATION(th, "table setup: %s", strerror(errno));
+		exit(1);
+	}
+	tb->map = mmap(NULL, tb->ts.mmap_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, th->fd, 0);
+	if (tb->map == MAP_FAILED) {
+		VIOLATION(th, "table mmap: %s", strerror(errno));
+		exit(1);
+	}
+	tb->hdr = tb->map;
+	tb->slots = (void *)((char *)tb->map + tb->ts.slots_off);
+	tb->sq = (void *)((char *)tb->map + tb->ts.sq_off);
+	tb->cq = (void *)((char *)tb->map + tb->ts.cq_off);
+}
+
+static void table_close(struct fuzz_thread *th)
+{
+	munmap(th->tb.map, th->tb.ts.mmap_size);
+}
+
+static void table_push(struct fuzz_thread *th, uint32_t slot, uint64_t d)
+{
+	struct fuzz_table *tb = &th->tb;
+	uint32_t tail = tb->hdr->sq_tail;
+
+	if (tail - __atomic_load_n(&tb->hdr->sq_head, __ATOMIC_ACQUIRE) >
+	    tb->ts.sq_entries - 1 && ioctl(th->fd, HTW_IOC_TABLE_ENTER, 0) < 0)
+		VIOLATION(th, "table enter: %s", strerror(errno));
+	tb->sq[tail & (tb->ts.sq_entries - 1)] = slot;
+	__atomic_store_n(&tb->hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (d < __atomic_load_n(&tb->hdr->next_wakeup_ns, __ATOMIC_RELAXED) &&
+	    ioctl(th->fd, HTW_IOC_TABLE_ENTER, 0) < 0)
+		VIOLATION(th, "table enter: %s", strerror(errno));
+}
+
+/* Arm or move a slot: short, long, or in the past; earlier or later. */
+static void table_arm(struct fuzz_thread *th)
+{
+	uint32_t slot = rnd(th) % TABLE_SLOTS;
+	struct model_slot *m = &th->tb.s[slot];
+	uint64_t now = htw_test_now(CLOCK_MONOTONIC), d, old;
+
+	d = rnd(th) % 8 ? now + rnd(th) % (20 * MS) : now + rnd(th) % (3000 * MS);
+	if (rnd(th) % 16 == 0)
+		d = 1 + rnd(th) % now;	/* already due */
+	old = __atomic_exchange_n(&th->tb.slots[slot].deadline_ns, d,
+				  __ATOMIC_SEQ_CST);
+	if (!old) {
+		/* Armed as far as we knew: the kernel claimed it. */
+		m->unconsumed += m->deadline != 0;
+		m->armings++;
+		m->min_deadline = d;
+	} else if (d < m->min_deadline) {
+		m->min_deadline = d;
+	}
+	if (old && old != m->deadline)
+		VIOLATION(th, "slot %u held %llu, not %llu", slot,
+			  (unsigned long long)old, (unsigned long long)m->deadline);
+	m->deadline = d;
+	if (!old || d < old)
+		table_push(th, slot, d);
+}
+
+static void table_cancel(struct fuzz_thread *th, uint32_t slot)
+{
+	struct model_slot *m = &th->tb.s[slot];
+	uint64_t old = __atomic_exchange_n(&th->tb.slots[slot].deadline_ns, 0,
+					   __ATOMIC_SEQ_CST);
+
+	if (old && old != m->deadline)
+		VIOLATION(th, "cancel: slot %u held %llu, not %llu", slot,
+			  (unsigned long long)old, (unsigned long long)m->deadline);
+	if (old)
+		m->ended++;
+	else
+		m->unconsumed += m->deadline != 0;
+	m->deadline = 0;
+}
+
+/* Consume every record: each ends one arming, none before its deadline. */
+static void table_consume(struct fuzz_thread *th)
+{
+	struct fuzz_table *tb = &th->tb;
+	uint32_t head = tb->hdr->cq_head;
+	uint32_t tail = __atomic_load_n(&tb->hdr->cq_tail, __ATOMIC_ACQUIRE);
+	uint64_t now = htw_test_now(CLOCK_MONOTONIC);
+
+	for (; head != tail; head++) {
+		struct htw_table_cqe e = tb->cq[head & (tb->ts.cq_entries - 1)];
+		struct model_slot *m;
+
+		if (e.slot >= TABLE_SLOTS) {
+			VIOLATION(th, "record of slot %u", e.slot);
+			continue;
+		}
+		m = &tb->s[e.slot];
+		m->ended++;
+		if (m->ended > m->armings)
+			VIOLATION(th, "slot %u: %llu endings of %llu armings", e.slot,
+				  (unsigned long long)m->ended,
+				  (unsigned long long)m->armings);
+		if (e.expired_ns < e.deadline_ns || now < e.deadline_ns)
+			VIOLATION(th, "slot %u fired early: deadline %llu expired %llu",
+				  e.slot, (unsigned long long)e.deadline_ns,
+				  (unsigned long long)e.expired_ns);
+		if (m->unconsumed) {
+			m->unconsumed--;	/* an arming known to have ended */
+			continue;
+		}
+		/* The current arming: it held that deadline, and is disarmed. */
+		if (!m->deadline)
+			VIOLATION(th, "record of slot %u, which was not armed", e.slot);
+		else if (e.deadline_ns < m->min_deadline)
+			VIOLATION(th, "slot %u fired at %llu, never armed before %llu",
+				  e.slot, (unsigned long long)e.deadline_ns,
+				  (unsigned long long)m->min_deadline);
+		m->deadline = 0;
+	}
+	__atomic_store_n(&tb->hdr->cq_head, head, __ATOMIC_RELEASE);
+}
+
+/* Garbage in the submission ring and bad doorbells change nothing else. */
+static void table_invalid(struct fuzz_thread *th)
+{
+	struct fuzz_table *tb = &th->tb;
+	uint64_t invalid = tb->hdr->sq_invalid;
+	int ret;
+
+	switch (rnd(th) % 3) {
+	case 0:
+		table_push(th, TABLE_SLOTS + rnd(th) % 1000, 0);
+		if (ioctl(th->fd, HTW_IOC_TABLE_ENTER, 0) < 0 ||
+		    tb->hdr->sq_invalid != invalid + 1)
+			VIOLATION(th, "garbage slot: %s, %llu invalid", strerror(errno),
+				  (unsigned long long)tb->hdr->sq_invalid);
+		break;
+	case 1:
+		ret = ioctl(th->fd, HTW_IOC_TABLE_ENTER, 1 + rnd(th) % 100);
+		if (ret != -1 || errno != EINVAL)
+			VIOLATION(th, "enter with an argument: %d %s", ret,
+				  strerror(errno));
+		break;
+	default:
+		ret = ioctl(th->fd, HTW_IOC_TABLE_SETUP, &tb->ts);
+		if (ret != -1 || errno != EBUSY)
+			VIOLATION(th, "second table: %d %s", ret, strerror(errno));
+		break;
+	}
+}
+
+static void table_op(struct fuzz_thread *th)
+{
+	uint64_t op = rnd(th) % 10;
+
+	if (op < 5)
+		table_arm(th);
+	else if (op < 7)
+		table_cancel(th, rnd(th) % TABLE_SLOTS);
+	else if (op < 9)
+		table_consume(th);
+	else
+		table_invalid(th);
+}
+
+/* Cancel what is armed; every arming must then have ended. */
+static void table_finish(struct fuzz_thread *th)
+{
+	uint64_t deadline = htw_test_now(CLOCK_MONOTONIC) + 5000 * MS;
+	uint32_t i, left;
+
+	for (i = 0; i < TABLE_SLOTS; i++)
+		table_cancel(th, i);
+	do {
+		table_consume(th);
+		for (left = 0, i = 0; i < TABLE_SLOTS; i++)
+			left += th->tb.s[i].ended != th->tb.s[i].armings;
+		if (left)
+			poll(&(struct pollfd){ .fd = th->fd, .events = POLLIN }, 1, 10);
+	} while (left && htw_test_now(CLOCK_MONOTONIC) < deadline);
+	if (left)
+		VIOLATION(th, "%u table slots with an arming that never ended", left);
 }
 
 /* ---- the shared file: racing threads, tallied cookies ---- */
@@ -452,6 +680,7 @@ static void *fuzz_thread(void *arg)
 		VIOLATION(th, "open: %s", strerror(errno));
 		return NULL;
 	}
+	table_open(th);
 	for (th->ops = 0; th->ops < ops_per_thread; th->ops++) {
 		uint64_t op = rnd(th) % 100;
 
@@ -472,6 +701,8 @@ static void *fuzz_thread(void *arg)
 			own_reopen(th);
 		else if (op < 72)
 			usleep(rnd(th) % 2000);
+		else if (op < 84)
+			table_op(th);
 		else
 			shared_op(th);
 		if (th->used >= MAX_TIMERS - BATCH) {
@@ -480,6 +711,8 @@ static void *fuzz_thread(void *arg)
 		}
 	}
 	own_finish(th);
+	table_finish(th);
+	table_close(th);
 	close(th->fd);
 	return NULL;
 }

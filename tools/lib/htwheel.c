@@ -2,9 +2,11 @@
 /*
  * libhtwheel: thin, allocation-free wrappers around the /dev/htwheel ABI.
  *
- * The handle only remembers the file descriptor and the clock; the kernel
- * keeps all timer state, so every function is as thread-safe as the
- * device (schedule, cancel and read may run concurrently).
+ * The handle only remembers the file descriptor, the clock and the
+ * features the handshake reported; the kernel keeps all timer state, so
+ * every function is as thread-safe as the device (schedule, cancel and
+ * read may run concurrently).  The shared timer table is the exception:
+ * each of its rings has one producer and one consumer (<htwheel.h>).
  *
  * The kernel is the one place that validates what goes to it: flags, pad
  * and reserved fields pass through as the caller set them, so a library
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,6 +30,7 @@
 struct htw {
 	int fd;
 	clockid_t clockid;
+	uint64_t features;
 };
 
 static int htw_errno(void)
@@ -36,17 +40,20 @@ static int htw_errno(void)
 
 /*
  * The kernel answers EINVAL when it does not speak our API version: say
- * so with an errno of its own, distinct from a refused geometry.
+ * so with an errno of its own, distinct from a refused geometry.  What it
+ * supports is kept: a file takes the handshake once.
  */
-static int htw_handshake(int fd)
+static int htw_handshake(int fd, uint64_t *features)
 {
 	struct htw_api api;
 	int ret;
 
 	memset(&api, 0, sizeof(api));
 	api.api = HTW_API_VERSION;
-	if (!ioctl(fd, HTW_IOC_API, &api))
+	if (!ioctl(fd, HTW_IOC_API, &api)) {
+		*features = api.features;
 		return 0;
+	}
 	ret = htw_errno();
 	return ret == -EINVAL ? -EPROTONOSUPPORT : ret;
 }
@@ -96,7 +103,7 @@ int htw_open(struct htw **hp, struct htw_params *params)
 		free(h);
 		return ret;
 	}
-	ret = htw_handshake(h->fd);
+	ret = htw_handshake(h->fd, &h->features);
 	if (!ret)
 		ret = htw_setup_params(h->fd, p);
 	if (ret) {
@@ -366,4 +373,130 @@ int htw_set_eventfd(struct htw *h, int efd)
 	memset(&req, 0, sizeof(req));
 	req.fd = efd;
 	return ioctl(h->fd, HTW_IOC_SET_EVENTFD, &req) ? htw_errno() : 0;
+}
+
+/* ---- the shared timer table ---- */
+
+/* Does [@off, @off + @len) lie below @end? */
+static int htw_table_part_fits(uint64_t off, uint64_t len, uint64_t end)
+{
+	return off <= end && len <= end - off;
+}
+
+static int htw_table_ring_ok(uint32_t n, uint32_t entries)
+{
+	return n >= entries && !(n & (n - 1));
+}
+
+/*
+ * The layout the kernel answered, checked before any of it is used: the
+ * parts in the documented order, each inside the mapping and aligned for
+ * the atomics on it, and rings that are powers of two with room for
+ * every slot.
+ */
+static int htw_table_layout_ok(const struct htw_table_setup *ts,
+			       uint32_t entries)
+{
+	uint64_t slots = (uint64_t)entries * sizeof(struct htw_table_slot);
+	uint64_t sq = (uint64_t)ts->sq_entries * sizeof(uint32_t);
+	uint64_t cq = (uint64_t)ts->cq_entries * sizeof(struct htw_table_cqe);
+
+	if (ts->entries != entries || ts->mmap_size > SIZE_MAX ||
+	    !htw_table_ring_ok(ts->sq_entries, entries) ||
+	    !htw_table_ring_ok(ts->cq_entries, entries))
+		return 0;
+	if (ts->slots_off < sizeof(struct htw_table_header) ||
+	    ts->slots_off % 8 || ts->sq_off % 4 || ts->cq_off % 8)
+		return 0;
+	return htw_table_part_fits(ts->slots_off, slots, ts->sq_off) &&
+	       htw_table_part_fits(ts->sq_off, sq, ts->cq_off) &&
+	       htw_table_part_fits(ts->cq_off, cq, ts->mmap_size);
+}
+
+/* Map the table @ts describes, on @fd, into @t. */
+static int htw_table_map(struct htw_table *t, int fd,
+			 const struct htw_table_setup *ts)
+{
+	char *map = mmap(NULL, ts->mmap_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+
+	if (map == MAP_FAILED)
+		return htw_errno();
+	t->fd = fd;
+	t->entries = ts->entries;
+	t->sq_mask = ts->sq_entries - 1;
+	t->cq_mask = ts->cq_entries - 1;
+	t->hdr = (struct htw_table_header *)map;
+	t->slots = (struct htw_table_slot *)(map + ts->slots_off);
+	t->sq = (uint32_t *)(map + ts->sq_off);
+	t->cq = (struct htw_table_cqe *)(map + ts->cq_off);
+	t->map = map;
+	t->map_size = ts->mmap_size;
+	/* A header that disagrees with the ioctl is not a table we know. */
+	if (t->hdr->entries != t->entries || t->hdr->sq_mask != t->sq_mask ||
+	    t->hdr->cq_mask != t->cq_mask) {
+		munmap(map, ts->mmap_size);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * Without the feature the kernel would answer ENOTTY; the handshake has
+ * said so already, and EOPNOTSUPP says it better.
+ */
+int htw_table_setup(struct htw *h, uint32_t entries, uint32_t flags,
+		    struct htw_table **tp)
+{
+	struct htw_table_setup ts;
+	struct htw_table *t;
+	int ret;
+
+	if (!tp)
+		return -EINVAL;
+	*tp = NULL;
+	if (!h)
+		return -EINVAL;
+	if (!(h->features & HTW_FEATURE_TABLE))
+		return -EOPNOTSUPP;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(&ts, 0, sizeof(ts));
+	ts.entries = entries;
+	ts.flags = flags;
+	if (ioctl(h->fd, HTW_IOC_TABLE_SETUP, &ts))
+		ret = htw_errno();
+	else if (!htw_table_layout_ok(&ts, entries))
+		ret = -EPROTO;
+	else
+		ret = htw_table_map(t, h->fd, &ts);
+	if (ret) {
+		free(t);
+		return ret;
+	}
+	*tp = t;
+	return 0;
+}
+
+/* The table is the instance's until htw_close(): this only unmaps it. */
+int htw_table_close(struct htw_table *t)
+{
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = munmap(t->map, t->map_size) ? htw_errno() : 0;
+	free(t);
+	return ret;
+}
+
+int htw_table_enter(struct htw_table *t)
+{
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = ioctl(t->fd, HTW_IOC_TABLE_ENTER, 0);
+	return ret < 0 ? htw_errno() : ret;
 }

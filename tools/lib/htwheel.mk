@@ -8,7 +8,7 @@
 #   make install PREFIX=/usr DESTDIR= header, libraries, libhtwheel.pc,
 #                                     man pages and the CLI
 
-HTW_LIB_VERSION := 1.1.0
+HTW_LIB_VERSION := 1.2.0
 HTW_LIB_SONAME := libhtwheel.so.1
 
 PREFIX ?= /usr/local

@@ -30,7 +30,8 @@
 #define HTW_API_VERSION		1
 
 /* Feature bits reported by (and requestable through) HTW_IOC_API. */
-#define HTW_FEATURES_ALL	0ULL
+#define HTW_FEATURE_TABLE	0x1ULL	/* the shared timer table: see below */
+#define HTW_FEATURES_ALL	HTW_FEATURE_TABLE
 
 /**
  * struct htw_api - the API handshake (HTW_IOC_API)
@@ -316,6 +317,135 @@ struct htw_expiry {
 	__u64 reserved;
 };
 
+/*
+ * THE SHARED TIMER TABLE (HTW_FEATURE_TABLE).  HTW_IOC_TABLE_SETUP gives
+ * the file a table of @entries timer slots that user space arms, moves and
+ * cancels by writing memory, and whose expirations it reads from a ring;
+ * mmap() of the file at offset 0 maps it, MAP_SHARED:
+ *
+ *   offset 0          struct htw_table_header: ring indices, the kernel's
+ *                     next look at the submission ring, counters
+ *   @slots_off        struct htw_table_slot[entries]     user writes
+ *   @sq_off           __u32[sq_entries]: slot numbers    user -> kernel
+ *   @cq_off           struct htw_table_cqe[cq_entries]   kernel -> user
+ *
+ * A slot's @deadline_ns is absolute on the instance's clock (as the opener's
+ * time namespace sees it), 0 when disarmed.  The kernel fires a slot only
+ * when a deadline it read is due, and claims it first with an atomic
+ * compare-and-exchange of that deadline to 0; user space changes a
+ * deadline with an atomic exchange, whose old value says what happened:
+ *
+ *   arm or move:  old = xchg(&deadline_ns, d);
+ *                 if old == 0 (the slot was idle, or fired or was cancelled)
+ *                 or d < old: push the slot number on the submission ring,
+ *                 and if d < next_wakeup_ns (read after a full barrier),
+ *                 call HTW_IOC_TABLE_ENTER.  A later deadline needs nothing
+ *                 else: the kernel re-reads the slot when the old one is due.
+ *   cancel:       old = xchg(&deadline_ns, 0); old != 0: cancelled, no record
+ *                 will come; old == 0: it fired already (its record is in the
+ *                 completion ring, or was read) or was not armed.
+ *
+ * The cookie is read when the slot fires, just before the deadline is
+ * claimed: change it only while the slot is disarmed.  The rings are
+ * single-producer, single-consumer: the producer writes the entries, then
+ * the tail with release ordering; the consumer reads the tail with acquire
+ * ordering, then the entries, then writes the head with release ordering.
+ * Records of the table's slots go only to the completion ring, never to
+ * read(); poll() and the eventfd report both.  See htwheel.rst for the
+ * protocol in full.
+ */
+
+/**
+ * struct htw_table_setup - create the shared timer table (HTW_IOC_TABLE_SETUP)
+ * @entries:    in: slots, 1 to the module parameter max_pending
+ * @flags:      in: must be 0
+ * @sq_entries: out: submission ring entries, the power of two >= @entries
+ * @cq_entries: out: completion ring entries, the power of two >= @entries
+ * @mmap_size:  out: bytes to mmap() at offset 0 (a multiple of the page size)
+ * @slots_off:  out: where the slots begin in the mapping
+ * @sq_off:     out: where the submission ring begins
+ * @cq_off:     out: where the completion ring begins
+ * @reserved:   in: must be 0; out: 0
+ */
+struct htw_table_setup {
+	__u32 entries;
+	__u32 flags;
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u64 mmap_size;
+	__u64 slots_off;
+	__u64 sq_off;
+	__u64 cq_off;
+	__u64 reserved[2];
+};
+
+/**
+ * struct htw_table_header - the start of the mapping
+ * @next_wakeup_ns: kernel: the kernel takes in the submission ring at or
+ *                  soon after this time without being asked (its next tick
+ *                  run), ~0ULL when it has no run planned
+ * @sq_head:        kernel: submissions taken in so far
+ * @cq_tail:        kernel: records written so far
+ * @cq_waits:       kernel: times a due slot waited a tick for room in the
+ *                  completion ring
+ * @sq_invalid:     kernel: submissions that named no slot (ignored)
+ * @kernel_reserved: 0
+ * @sq_tail:        user: submissions written so far
+ * @cq_head:        user: records consumed so far
+ * @user_reserved:  ignored
+ * @entries:        constant: slots
+ * @sq_mask:        constant: @sq_entries - 1 (entry i is at i & @sq_mask)
+ * @cq_mask:        constant: @cq_entries - 1
+ * @pad:            0
+ * @const_reserved: 0
+ *
+ * Indices are free-running __u32 counters.  The three groups are on their
+ * own 64-byte lines.
+ */
+struct htw_table_header {
+	__u64 next_wakeup_ns;
+	__u32 sq_head;
+	__u32 cq_tail;
+	__u64 cq_waits;
+	__u64 sq_invalid;
+	__u64 kernel_reserved[4];
+	__u32 sq_tail;
+	__u32 cq_head;
+	__u64 user_reserved[7];
+	__u32 entries;
+	__u32 sq_mask;
+	__u32 cq_mask;
+	__u32 pad;
+	__u64 const_reserved[6];
+};
+
+/**
+ * struct htw_table_slot - one timer of the table, written by user space
+ * @deadline_ns: absolute deadline, 0 for disarmed; changed with atomic
+ *               exchanges (user) and compare-and-exchange (kernel)
+ * @cookie:      returned in the slot's expiry record
+ */
+struct htw_table_slot {
+	__u64 deadline_ns;
+	__u64 cookie;
+};
+
+/**
+ * struct htw_table_cqe - one expiry record in the completion ring
+ * @slot:        the slot that fired (now disarmed: its deadline is 0)
+ * @flags:       0
+ * @cookie:      the slot's cookie when it fired
+ * @deadline_ns: the deadline that expired
+ * @expired_ns:  clock time of the tick that fired it (>= @deadline_ns)
+ */
+struct htw_table_cqe {
+	__u32 slot;
+	__u32 flags;
+	__u64 cookie;
+	__u64 deadline_ns;
+	__u64 expired_ns;
+};
+
 #define HTW_IOC_MAGIC		0xB9
 
 #define HTW_IOC_API		_IOWR(HTW_IOC_MAGIC, 0x00, struct htw_api)
@@ -326,5 +456,8 @@ struct htw_expiry {
 #define HTW_IOC_STATS		_IOWR(HTW_IOC_MAGIC, 0x05, struct htw_stats)
 #define HTW_IOC_SET_EVENTFD	_IOW(HTW_IOC_MAGIC, 0x06, struct htw_eventfd)
 #define HTW_IOC_REARM		_IOWR(HTW_IOC_MAGIC, 0x07, struct htw_rearm)
+#define HTW_IOC_TABLE_SETUP	_IOWR(HTW_IOC_MAGIC, 0x08, struct htw_table_setup)
+/* Take in the submission ring now; returns the submissions taken in. */
+#define HTW_IOC_TABLE_ENTER	_IO(HTW_IOC_MAGIC, 0x09)
 
 #endif /* _UAPI_LINUX_HTWHEEL_H */

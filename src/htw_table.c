@@ -1,0 +1,466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * htwheel table: the slots user space arms by writing memory, the two
+ * rings, and what the tick does with them (htw_table.h).
+ *
+ * Each slot has a timer of the wheel's own table, taken when the table is
+ * made: slot s is the s-th id, so nothing is allocated afterwards and the
+ * timer of a slot is found with a shift and a mask.  A slot's timer keeps
+ * its slot number in ->cookie (the slot's own cookie is read from the
+ * slot when it fires).  It is HTW_FREE while the kernel does not track the
+ * slot, HTW_PENDING in a bucket at the tick its deadline was last read
+ * for, HTW_TRANSIT while a visit holds it, and HTW_READY while it waits
+ * for room in the completion ring; only tick_lock's holder moves it, since
+ * user space reaches it through the rings alone.
+ *
+ * A full completion ring costs one look per tick: the slots that came due
+ * meanwhile wait in one list, and each run moves as many as there is room
+ * for, reading each slot again then (a waiting slot's submission needs
+ * nothing more: whatever it says is read when the slot leaves the list).
+ *
+ * What user space can do to the kernel through the shared pages: name
+ * slots in the submission ring (checked against the table's size), write
+ * deadlines and cookies (read once each and used as values), and move the
+ * ring indices (the kernel keeps its own copy of each index it writes, and
+ * takes in at most a ring's worth, half a batch per run, whatever the
+ * tail says).  None of it reaches a pointer or a link.
+ */
+#include <linux/atomic.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include "htw_compat.h"
+#include "htw_internal.h"
+#include "htw_table.h"
+#include "htw_timens.h"
+
+/*
+ * The mapping: the header, then each part from a 64-byte boundary, so
+ * the lines user space writes are not the ones the kernel writes.
+ */
+#define HTW_TABLE_ALIGN		64
+#define HTW_TABLE_SLOTS_OFF	ALIGN(sizeof(struct htw_table_header), HTW_TABLE_ALIGN)
+
+/**
+ * struct htw_table - a wheel's shared table, in kernel memory
+ * @mem:         the mapping's pages (__vmalloc(), charged to the memcg)
+ * @size:        bytes of @mem, whole pages
+ * @hdr:         the header, at the start of @mem
+ * @slots:       the slots, in @mem
+ * @sq:          the submission ring, in @mem
+ * @cq:          the completion ring, in @mem
+ * @entries:     slots; fixed
+ * @sq_mask:     submission ring entries - 1; fixed
+ * @cq_mask:     completion ring entries - 1; fixed
+ * @offset:      the opener's time namespace on the wheel's clock; fixed
+ * @sq_head:     submissions taken in; the kernel's copy, under tick_lock
+ * @cq_tail:     records written; the kernel's copy, under tick_lock
+ * @cq_published: @cq_tail as last published; WRITE_ONCE() under
+ *               tick_lock, read by poll without it
+ * @cq_waits:    under tick_lock, published as is
+ * @sq_invalid:  under tick_lock, published as is
+ * @taken:       submissions taken in; under tick_lock, READ_ONCE() outside
+ * @waiting:     slots due while the completion ring was full, linked
+ *               through ->next, first to last; HTW_READY, under tick_lock
+ * @waiting_last: the last of them
+ */
+struct htw_table {
+	void *mem;
+	size_t size;
+	struct htw_table_header *hdr;
+	struct htw_table_slot *slots;
+	u32 *sq;
+	struct htw_table_cqe *cq;
+	u32 entries;
+	u32 sq_mask;
+	u32 cq_mask;
+	s64 offset;
+	u32 sq_head;
+	u32 cq_tail;
+	u32 cq_published;
+	u64 cq_waits;
+	u64 sq_invalid;
+	u64 taken;
+	struct htw_timer *waiting;
+	struct htw_timer *waiting_last;
+};
+
+/* The layout of a table of @entries slots, as HTW_IOC_TABLE_SETUP says it. */
+static void htw_table_geometry(u32 entries, struct htw_table_setup *ts)
+{
+	u32 ring = roundup_pow_of_two(entries);
+
+	memset(ts, 0, sizeof(*ts));
+	ts->entries = entries;
+	ts->sq_entries = ring;
+	ts->cq_entries = ring;
+	ts->slots_off = HTW_TABLE_SLOTS_OFF;
+	ts->sq_off = ALIGN(ts->slots_off +
+			   (u64)entries * sizeof(struct htw_table_slot),
+			   HTW_TABLE_ALIGN);
+	ts->cq_off = ALIGN(ts->sq_off + (u64)ring * sizeof(u32), HTW_TABLE_ALIGN);
+	ts->mmap_size = PAGE_ALIGN(ts->cq_off +
+				   (u64)ring * sizeof(struct htw_table_cqe));
+}
+
+size_t htw_table_bytes(u32 entries)
+{
+	struct htw_table_setup ts;
+	u64 chunks = DIV_ROUND_UP(entries, HTW_IDS_PER_CHUNK);
+
+	htw_table_geometry(entries, &ts);
+	return ts.mmap_size + sizeof(struct htw_table) +
+	       chunks * HTW_IDS_PER_CHUNK * sizeof(struct htw_timer);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_bytes);
+
+void htw_table_layout(const struct htw_wheel *w, struct htw_table_setup *out)
+{
+	htw_table_geometry(w->table->entries, out);
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_layout);
+
+/* The timer of slot @slot, a number below the table's size. */
+static struct htw_timer *htw_table_timer(struct htw_wheel *w, u32 slot)
+{
+	return htw_id_object(&w->handles,
+			     htw_chunk_id(slot / HTW_IDS_PER_CHUNK,
+					  slot % HTW_IDS_PER_CHUNK));
+}
+
+/* One timer per slot, in slot order, from the wheel's fresh table. */
+static int htw_table_take_timers(struct htw_wheel *w, u32 entries)
+{
+	struct htw_timer *t;
+	u64 handle;
+	u32 slot;
+
+	for (slot = 0; slot < entries; slot++) {
+		t = htw_handle_get(&w->handles, &handle);
+		if (IS_ERR(t))
+			return PTR_ERR(t);
+		if (WARN_ON_ONCE(t != htw_table_timer(w, slot)))
+			return -EINVAL;
+		t->cookie = slot;
+		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
+		if (slot % HTW_BATCH == HTW_BATCH - 1)
+			cond_resched();
+	}
+	return 0;
+}
+
+static void htw_table_map_parts(struct htw_table *tb,
+				const struct htw_table_setup *ts)
+{
+	tb->size = ts->mmap_size;
+	tb->hdr = tb->mem;
+	tb->slots = tb->mem + ts->slots_off;
+	tb->sq = tb->mem + ts->sq_off;
+	tb->cq = tb->mem + ts->cq_off;
+	tb->entries = ts->entries;
+	tb->sq_mask = ts->sq_entries - 1;
+	tb->cq_mask = ts->cq_entries - 1;
+	tb->hdr->entries = tb->entries;
+	tb->hdr->sq_mask = tb->sq_mask;
+	tb->hdr->cq_mask = tb->cq_mask;
+	tb->hdr->next_wakeup_ns = U64_MAX;
+}
+
+int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset)
+{
+	struct htw_table_setup ts;
+	struct htw_table *tb;
+	int ret;
+
+	might_sleep();
+	BUILD_BUG_ON(sizeof(struct htw_table_header) != 192);
+	if (!entries || entries > w->geo.max_pending)
+		return -EINVAL;
+	htw_table_geometry(entries, &ts);
+	tb = kzalloc(sizeof(*tb), GFP_KERNEL_ACCOUNT);
+	if (!tb)
+		return -ENOMEM;
+	tb->mem = __vmalloc(ts.mmap_size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	if (!tb->mem) {
+		kfree(tb);
+		return -ENOMEM;
+	}
+	htw_table_map_parts(tb, &ts);
+	tb->offset = offset;
+	w->table = tb;
+	/* The owner charged them all at once: no charge per timer. */
+	w->table_timers = true;
+	ret = htw_table_take_timers(w, entries);
+	if (ret)
+		htw_table_free(w);
+	return ret;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_init);
+
+void htw_table_free(struct htw_wheel *w)
+{
+	struct htw_table *tb = w->table;
+
+	if (!tb)
+		return;
+	/* A mapping holds the file, so none is left when this runs. */
+	vfree(tb->mem);
+	kfree(tb);
+	w->table = NULL;
+}
+
+int htw_table_mmap(struct htw_wheel *w, struct vm_area_struct *vma)
+{
+	struct htw_table *tb = w->table;
+	unsigned long size = vma->vm_end - vma->vm_start, off;
+	int ret;
+
+	/* Private copies would not be the table the kernel reads. */
+	if (vma->vm_pgoff || size > tb->size || !(vma->vm_flags & VM_SHARED))
+		return -EINVAL;
+	htw_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	for (off = 0; off < size; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(tb->mem + off));
+		if (ret)
+			return ret;
+		if ((off >> PAGE_SHIFT) % HTW_BATCH == HTW_BATCH - 1)
+			cond_resched();
+	}
+	return 0;
+}
+
+bool htw_table_has_completions(struct htw_wheel *w)
+{
+	struct htw_table *tb = w->table;
+
+	return READ_ONCE(tb->cq_published) != READ_ONCE(tb->hdr->cq_head);
+}
+
+u64 htw_table_taken(struct htw_wheel *w)
+{
+	return READ_ONCE(w->table->taken);
+}
+
+bool htw_table_more_to_take(struct htw_wheel *w, u64 taken_before)
+{
+	struct htw_table *tb = w->table;
+
+	return READ_ONCE(tb->hdr->sq_tail) != READ_ONCE(tb->sq_head) &&
+	       htw_table_taken(w) - taken_before <= tb->sq_mask;
+}
+
+/* ---- the tick's side ---- */
+
+/*
+ * Place @t, which the caller owns, for the deadline @deadline user space
+ * wrote (on its clock), as seen from tick @from; drop it for 0.  The run's
+ * end arms the hrtimer for whatever it placed.
+ */
+static void htw_table_place(struct htw_wheel *w, struct htw_timer *t,
+			    u64 deadline, u64 from)
+{
+	if (!deadline) {
+		htw_timer_set_where(t, HTW_FREE, 0);
+		return;
+	}
+	t->deadline_ns = htw_timens_to_host(deadline, w->table->offset);
+	t->expires = htw_grid_expiry_tick(&w->grid, t->deadline_ns, 0);
+	htw_wheel_place(w, t, from);
+}
+
+unsigned int htw_table_take_submissions(struct htw_wheel *w,
+					unsigned int budget)
+{
+	struct htw_table *tb = w->table;
+	u32 head = tb->sq_head, tail, n, i, slot;
+	struct htw_timer *t;
+
+	lockdep_assert_held(&w->tick_lock);
+	/* The entries after the index: pairs with the producer's release. */
+	tail = smp_load_acquire(&tb->hdr->sq_tail);
+	/* More than a ring ahead: no producer wrote that; skip to it. */
+	if (tail - head > tb->sq_mask + 1) {
+		tb->sq_invalid++;
+		head = tail;
+	}
+	n = min(tail - head, budget);
+	for (i = 0; i < n; i++, head++) {
+		slot = READ_ONCE(tb->sq[head & tb->sq_mask]);
+		t = slot < tb->entries ? htw_table_timer(w, slot) : NULL;
+		if (!t) {
+			tb->sq_invalid++;
+			continue;
+		}
+		if (htw_where_state(READ_ONCE(t->where)) == HTW_READY)
+			continue;	/* re-read when it leaves the wait list */
+		htw_wheel_take_out(w, t);
+		htw_table_place(w, t, READ_ONCE(tb->slots[slot].deadline_ns),
+				w->clk);
+	}
+	tb->sq_head = head;
+	tb->taken += n;
+	WRITE_ONCE(tb->hdr->sq_invalid, tb->sq_invalid);
+	/* Entries read before the producer may write them again. */
+	smp_store_release(&tb->hdr->sq_head, head);
+	return n;
+}
+
+static bool htw_table_cq_full(struct htw_table *tb)
+{
+	/* Pairs with the consumer's release: it has read what it consumed. */
+	return tb->cq_tail - smp_load_acquire(&tb->hdr->cq_head) > tb->cq_mask;
+}
+
+static void htw_table_write_cqe(struct htw_table *tb, u32 slot, u64 cookie,
+				u64 deadline, u64 now_ns)
+{
+	struct htw_table_cqe *e = &tb->cq[tb->cq_tail & tb->cq_mask];
+
+	e->slot = slot;
+	e->flags = 0;
+	e->cookie = cookie;
+	e->deadline_ns = deadline;
+	e->expired_ns = htw_timens_from_host(now_ns, tb->offset);
+	tb->cq_tail++;
+}
+
+/*
+ * Claim slot @slot's deadline @deadline, read just now and due: the
+ * cookie first (user space changes it only while the slot is disarmed),
+ * then 0 in place of the deadline, atomically.  False if user space
+ * changed the deadline meanwhile.
+ */
+static bool htw_table_claim(struct htw_table_slot *slot, u64 deadline,
+			    u64 *cookie)
+{
+	*cookie = READ_ONCE(slot->cookie);
+	htw_table_claim_probe(slot);
+	return cmpxchg64(&slot->deadline_ns, deadline, 0) == deadline;
+}
+
+static void htw_table_wait_for_room(struct htw_table *tb, struct htw_timer *t)
+{
+	htw_timer_set_where(t, HTW_READY, 0);
+	t->next = NULL;
+	if (tb->waiting_last)
+		tb->waiting_last->next = t;
+	else
+		tb->waiting = t;
+	tb->waiting_last = t;
+	tb->cq_waits++;
+	WRITE_ONCE(tb->hdr->cq_waits, tb->cq_waits);
+}
+
+bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
+		     u64 now_ns)
+{
+	struct htw_table *tb = w->table;
+	struct htw_table_slot *slot = &tb->slots[t->cookie];
+	u64 deadline, cookie;
+	int tries;
+
+	lockdep_assert_held(&w->tick_lock);
+	/* Twice at most: a slot user space keeps changing waits a tick. */
+	for (tries = 0; tries < 2; tries++) {
+		/*
+		 * Acquire: the cookie read after it is at least as new as
+		 * this deadline (user space writes the cookie, then the
+		 * deadline with a full barrier).
+		 */
+		deadline = smp_load_acquire(&slot->deadline_ns);
+		if (!deadline ||
+		    htw_grid_expiry_tick(&w->grid,
+					 htw_timens_to_host(deadline, tb->offset),
+					 0) > tick) {
+			/* Disarmed, or moved later: no record. */
+			htw_table_place(w, t, deadline, tick);
+			return false;
+		}
+		if (htw_table_cq_full(tb)) {
+			htw_table_wait_for_room(tb, t);
+			return false;
+		}
+		if (htw_table_claim(slot, deadline, &cookie)) {
+			htw_table_write_cqe(tb, t->cookie, cookie, deadline,
+					    now_ns);
+			htw_timer_set_where(t, HTW_FREE, 0);
+			htw_count_bh(w, HTW_C_FIRED, 1);
+			return true;
+		}
+	}
+	t->expires = tick + 1;
+	htw_wheel_place(w, t, tick);
+	return false;
+}
+
+unsigned int htw_table_retry_waiting(struct htw_wheel *w, unsigned int budget,
+				     u64 now_ns, unsigned int *fired)
+{
+	struct htw_table *tb = w->table;
+	struct htw_timer *t;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&w->tick_lock);
+	while (n < budget && tb->waiting && !htw_table_cq_full(tb)) {
+		t = tb->waiting;
+		tb->waiting = t->next;
+		if (!tb->waiting)
+			tb->waiting_last = NULL;
+		htw_timer_set_where(t, HTW_TRANSIT, 0);
+		*fired += htw_table_visit(w, t, w->clk, now_ns);
+		n++;
+	}
+	htw_table_publish_completions(w);
+	return n;
+}
+
+void htw_table_publish_completions(struct htw_wheel *w)
+{
+	struct htw_table *tb = w->table;
+
+	lockdep_assert_held(&w->tick_lock);
+	if (tb->cq_published == tb->cq_tail)
+		return;
+	/* The records before the index: pairs with the consumer's acquire. */
+	smp_store_release(&tb->hdr->cq_tail, tb->cq_tail);
+	WRITE_ONCE(tb->cq_published, tb->cq_tail);
+}
+
+bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick)
+{
+	struct htw_table *tb = w->table;
+	u64 at = U64_MAX, host;
+
+	lockdep_assert_held(&w->tick_lock);
+	if (tick != U64_MAX) {
+		host = htw_grid_tick_time(&w->grid, tick);
+		/* Beyond KTIME_MAX the hrtimer is not armed: no run planned. */
+		if (host <= KTIME_MAX)
+			at = htw_timens_from_host(host, tb->offset);
+	}
+	WRITE_ONCE(tb->hdr->next_wakeup_ns, at);
+	/*
+	 * Our time before the producer's tail, as it writes its tail before
+	 * reading our time (a full barrier between): either it sees this
+	 * time, or we see its submission here.
+	 */
+	smp_mb();
+	return READ_ONCE(tb->hdr->sq_tail) != tb->sq_head || tb->waiting;
+}
+
+#ifdef HTW_TEST_HOOKS
+void *htw_table_memory(struct htw_wheel *w)
+{
+	return w->table->mem;
+}
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_memory);
+#endif
+
+#ifdef HTW_KUNIT_PROBES
+void (*htw_table_claim_hook)(struct htw_table_slot *slot);
+EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_claim_hook);
+#endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * htwheel table: a wheel whose timers are the slots of a table shared
+ * with user space (HTW_FEATURE_TABLE in the uapi header).  User space
+ * writes deadlines into the slots and slot numbers into a submission
+ * ring; the tick takes the ring in at each run and, when a slot's
+ * position comes due, reads the slot again: it fires it into a
+ * completion ring, moves it to a later deadline, or drops it.
+ *
+ * Every shared field is read once and checked; the wheel's links, the
+ * slots' places and the rings' kernel-side indices live only in kernel
+ * memory, so what user space writes can only change when and whether its
+ * own slots fire.  The calls marked "tick" run under the wheel's
+ * tick_lock, inside the batch budget of struct htw_wheel's BOUNDED WORK.
+ */
+#ifndef _HTW_TABLE_H
+#define _HTW_TABLE_H
+
+#include <linux/types.h>
+#include <linux/htwheel.h>
+
+struct htw_quota;
+struct htw_timer;
+struct htw_wheel;
+struct vm_area_struct;
+
+/*
+ * Give @w, a new wheel nobody else uses yet, a table of @entries slots
+ * whose deadlines are in a time namespace @offset from the host's clock.
+ * Charges nothing: the caller charged what htw_table_bytes() says and the
+ * @entries timers.  0, -EINVAL (@entries 0 or beyond the wheel's
+ * max_pending) or -ENOMEM.  Process context, may sleep.
+ */
+int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset);
+/* With the tick stopped; the wheel's own memory is freed after this. */
+void htw_table_free(struct htw_wheel *w);
+/* Kernel and shared memory of a table of @entries slots, but the wheel. */
+size_t htw_table_bytes(u32 entries);
+void htw_table_layout(const struct htw_wheel *w, struct htw_table_setup *out);
+int htw_table_mmap(struct htw_wheel *w, struct vm_area_struct *vma);
+bool htw_table_has_completions(struct htw_wheel *w);
+/* Submissions taken in since the table was made. */
+u64 htw_table_taken(struct htw_wheel *w);
+/*
+ * Whether a doorbell that began when htw_table_taken() was @taken_before
+ * should take in more: submissions wait, and it took less than a ring.
+ */
+bool htw_table_more_to_take(struct htw_wheel *w, u64 taken_before);
+
+/*
+ * Tick: take in up to @budget submissions, placing each slot for the
+ * deadline it holds now; returns how many entries of the ring were used.
+ */
+unsigned int htw_table_take_submissions(struct htw_wheel *w,
+					unsigned int budget);
+/*
+ * Tick: @t, a slot's timer the run took from a bucket due at @tick, now
+ * that its position is due: fire it (true), or place it again or drop it.
+ */
+bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
+		     u64 now_ns);
+/*
+ * Tick: move up to @budget of the slots that wait for room in the
+ * completion ring, as far as there is room now, as visits at the wheel's
+ * current tick (*@fired counts the ones that fired); returns how many.
+ */
+unsigned int htw_table_retry_waiting(struct htw_wheel *w, unsigned int budget,
+				     u64 now_ns, unsigned int *fired);
+/* Tick: make the records written by the visits visible. */
+void htw_table_publish_completions(struct htw_wheel *w);
+/*
+ * Tick, at the end of a run: publish @tick (U64_MAX: none) as the next
+ * time the ring is taken in, then look at the ring once more.  True if
+ * submissions are waiting, or slots wait for room in the completion ring:
+ * the caller then runs again at the next tick.
+ */
+bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick);
+
+#endif /* _HTW_TABLE_H */

@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for the shared timer table (htw_table.c), on manual-clock
+ * wheels whose shared memory the suite writes as user space would.
+ *
+ * - htwheel_table: a pushed slot fires at its tick with its cookie and
+ *   the deadline it held, and is disarmed by the claim; a later deadline
+ *   written without a push is re-read when the old position comes due and
+ *   fires then, with no record before; a deadline of 0 drops the slot; an
+ *   earlier one pushed moves it; the published next wake-up follows the
+ *   wheel's arming.
+ * - htwheel_table_race: user space's store between the kernel's read of a
+ *   due deadline and its claim (a later deadline, or 0) wins: no record,
+ *   and the later deadline fires later.
+ * - htwheel_table_bounds: a run takes at most a quarter batch of
+ *   submissions; a tail more than a ring ahead and slot numbers out of
+ *   range are counted and skipped; a full completion ring makes due slots
+ *   wait, each read again when there is room, none lost or doubled.
+ */
+#include <kunit/test.h>
+
+#include "htw_kunit.h"
+#include "htw_table.h"
+
+#define T0	(1000 * MS)
+
+struct htw_tb {
+	struct htw_wheel *w;
+	struct htw_table_header *hdr;
+	struct htw_table_slot *slots;
+	u32 *sq;
+	struct htw_table_cqe *cq;
+	u32 cq_head;
+};
+
+static void htw_tb_new(struct kunit *test, struct htw_tb *tb, u32 entries)
+{
+	struct htw_geometry geo = htw_t_geo(MS, 64, entries);
+	struct htw_table_setup ts;
+	void *mem;
+
+	tb->w = htw_wheel_create_table_manual(&geo, NULL, NULL, entries, T0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(tb->w));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action,
+							tb->w), 0);
+	htw_table_layout(tb->w, &ts);
+	mem = htw_table_memory(tb->w);
+	tb->hdr = mem;
+	tb->slots = mem + ts.slots_off;
+	tb->sq = mem + ts.sq_off;
+	tb->cq = mem + ts.cq_off;
+	tb->cq_head = 0;
+}
+
+/* Arm @slot at @deadline as the protocol says: exchange, then push. */
+static void htw_tb_arm(struct htw_tb *tb, u32 slot, u64 deadline, u64 cookie)
+{
+	u32 tail = tb->hdr->sq_tail;
+
+	tb->slots[slot].cookie = cookie;
+	xchg(&tb->slots[slot].deadline_ns, deadline);
+	tb->sq[tail & tb->hdr->sq_mask] = slot;
+	/* The entry before the tail, as a producer must. */
+	smp_store_release(&tb->hdr->sq_tail, tail + 1);
+}
+
+/* The clock to @now and the run there; returns the records it wrote. */
+static u32 htw_tb_at(struct htw_tb *tb, u64 now)
+{
+	u32 before = READ_ONCE(tb->hdr->cq_tail);
+
+	htw_t_at(tb->w, now);
+	/* The tail before the records, as a consumer must. */
+	return smp_load_acquire(&tb->hdr->cq_tail) - before;
+}
+
+static struct htw_table_cqe htw_tb_take(struct htw_tb *tb)
+{
+	struct htw_table_cqe e = tb->cq[tb->cq_head & tb->hdr->cq_mask];
+
+	/* Copied, then consumed: the kernel may write the entry again. */
+	smp_store_release(&tb->hdr->cq_head, ++tb->cq_head);
+	return e;
+}
+
+static void htw_table_fires_at_its_tick(struct kunit *test)
+{
+	struct htw_table_cqe e;
+	struct htw_tb tb;
+	u64 d = T0 + 5 * MS + 1;	/* tick 6 is the first to start after it */
+
+	htw_tb_new(test, &tb, 8);
+	htw_tb_arm(&tb, 2, d, 0xabc);
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 1);
+	KUNIT_EXPECT_EQ(test, tb.hdr->sq_head, 1);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 6 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 6 * MS), 1);
+	e = htw_tb_take(&tb);
+	KUNIT_EXPECT_EQ(test, e.slot, 2);
+	KUNIT_EXPECT_EQ(test, e.cookie, 0xabc);
+	KUNIT_EXPECT_EQ(test, e.deadline_ns, d);
+	KUNIT_EXPECT_EQ(test, e.expired_ns, T0 + 6 * MS);
+	KUNIT_EXPECT_EQ(test, tb.slots[2].deadline_ns, 0);
+	/* Idle again: nothing planned, nothing more fires. */
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, U64_MAX);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 100 * MS), 0);
+}
+
+static void htw_table_later_store_fires_later(struct kunit *test)
+{
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 8);
+	htw_tb_arm(&tb, 1, T0 + 5 * MS, 1);
+	htw_wheel_table_enter(tb.w);
+	/* Later, by a store alone. */
+	xchg(&tb.slots[1].deadline_ns, T0 + 20 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 0);
+	/* Re-read and re-placed: the kernel now wakes for the new tick. */
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 20 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 19 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 20 * MS), 1);
+	KUNIT_EXPECT_EQ(test, htw_tb_take(&tb).deadline_ns, T0 + 20 * MS);
+}
+
+static void htw_table_zero_drops_and_earlier_moves(struct kunit *test)
+{
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 8);
+	htw_tb_arm(&tb, 0, T0 + 5 * MS, 0);
+	htw_tb_arm(&tb, 1, T0 + 50 * MS, 1);
+	htw_wheel_table_enter(tb.w);
+	/* Cancelled by a store: dropped when its position comes due. */
+	KUNIT_EXPECT_EQ(test, xchg(&tb.slots[0].deadline_ns, 0), T0 + 5 * MS);
+	/* Earlier, pushed: it moves at once. */
+	htw_tb_arm(&tb, 1, T0 + 8 * MS, 1);
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 1);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 5 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 8 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 8 * MS), 1);
+	KUNIT_EXPECT_EQ(test, htw_tb_take(&tb).slot, 1);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 60 * MS), 0);
+}
+
+static struct kunit_case htw_table_cases[] = {
+	KUNIT_CASE(htw_table_fires_at_its_tick),
+	KUNIT_CASE(htw_table_later_store_fires_later),
+	KUNIT_CASE(htw_table_zero_drops_and_earlier_moves),
+	{}
+};
+
+static struct kunit_suite htw_table_suite = {
+	.name = "htwheel_table",
+	.test_cases = htw_table_cases,
+};
+
+/* ---- races through the claim hook ---- */
+
+static u64 htw_race_value;
+
+static void htw_race_store(struct htw_table_slot *slot)
+{
+	WRITE_ONCE(slot->deadline_ns, htw_race_value);
+	WRITE_ONCE(htw_table_claim_hook, NULL);
+}
+
+static void htw_race_unhook(void *unused)
+{
+	WRITE_ONCE(htw_table_claim_hook, NULL);
+}
+
+static void htw_table_race_later_wins(struct kunit *test)
+{
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 4);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_race_unhook, NULL), 0);
+	htw_tb_arm(&tb, 3, T0 + 5 * MS, 3);
+	htw_wheel_table_enter(tb.w);
+	htw_race_value = T0 + 30 * MS;
+	WRITE_ONCE(htw_table_claim_hook, htw_race_store);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 0);
+	KUNIT_EXPECT_NULL(test, READ_ONCE(htw_table_claim_hook));
+	KUNIT_EXPECT_EQ(test, tb.slots[3].deadline_ns, T0 + 30 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 29 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 30 * MS), 1);
+	KUNIT_EXPECT_EQ(test, htw_tb_take(&tb).deadline_ns, T0 + 30 * MS);
+}
+
+static void htw_table_race_cancel_wins(struct kunit *test)
+{
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 4);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_race_unhook, NULL), 0);
+	htw_tb_arm(&tb, 0, T0 + 5 * MS, 0);
+	htw_wheel_table_enter(tb.w);
+	htw_race_value = 0;
+	WRITE_ONCE(htw_table_claim_hook, htw_race_store);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 0);
+	KUNIT_EXPECT_NULL(test, READ_ONCE(htw_table_claim_hook));
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 500 * MS), 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->cq_tail, 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, U64_MAX);
+}
+
+static struct kunit_case htw_table_race_cases[] = {
+	KUNIT_CASE(htw_table_race_later_wins),
+	KUNIT_CASE(htw_table_race_cancel_wins),
+	{}
+};
+
+static struct kunit_suite htw_table_race_suite = {
+	.name = "htwheel_table_race",
+	.test_cases = htw_table_race_cases,
+};
+
+/* ---- bounded work and what user space cannot break ---- */
+
+static void htw_table_batches_submissions(struct kunit *test)
+{
+	struct htw_tb tb;
+	u32 i, n = 4 * HTW_BATCH;
+
+	htw_tb_new(test, &tb, n);
+	for (i = 0; i < n; i++)
+		htw_tb_arm(&tb, i, T0 + 10 * MS, i);
+	htw_wheel_set_now(tb.w, T0);
+	KUNIT_EXPECT_TRUE(test, htw_wheel_run_batch(tb.w));
+	KUNIT_EXPECT_EQ(test, tb.hdr->sq_head, HTW_BATCH / 4);
+	/* The rest is the next tick's; the kernel says so. */
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + MS);
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), n - HTW_BATCH / 4);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 9 * MS), 0);
+	/* Firing goes in batches too, but the run completes them all. */
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 10 * MS), n);
+}
+
+static void htw_table_skips_what_names_nothing(struct kunit *test)
+{
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 4);
+	tb.sq[0] = 4;
+	tb.sq[1] = U32_MAX;
+	/* The entries before the tail, as a producer must. */
+	smp_store_release(&tb.hdr->sq_tail, 2);
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 2);
+	KUNIT_EXPECT_EQ(test, tb.hdr->sq_invalid, 2);
+	/* A tail no producer could have written: skipped to, counted once. */
+	/* No entries: a tail alone, far ahead. */
+	smp_store_release(&tb.hdr->sq_tail, 2 + (1U << 31));
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->sq_head, 2 + (1U << 31));
+	KUNIT_EXPECT_EQ(test, tb.hdr->sq_invalid, 3);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, U64_MAX);
+	/* User space writing the kernel's fields changes nothing it reads. */
+	tb.hdr->sq_head = 12345;
+	tb.hdr->cq_tail = 999;
+	htw_tb_arm(&tb, 1, T0 + 2 * MS, 7);
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 1);
+	htw_t_at(tb.w, T0 + 2 * MS);
+	KUNIT_EXPECT_EQ(test, tb.hdr->cq_tail, 1);
+	KUNIT_EXPECT_EQ(test, tb.cq[0].cookie, 7);
+}
+
+static void htw_table_full_ring_waits(struct kunit *test)
+{
+	struct htw_table_cqe e;
+	u32 seen[4] = {}, i;
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 4);
+	for (i = 0; i < 4; i++)
+		htw_tb_arm(&tb, i, T0 + 2 * MS, i);
+	htw_wheel_table_enter(tb.w);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 2 * MS), 4);
+	/* Unread; armed again, due: no room, so they wait. */
+	for (i = 0; i < 4; i++)
+		htw_tb_arm(&tb, i, T0 + 3 * MS, 10 + i);
+	htw_wheel_table_enter(tb.w);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 3 * MS), 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->cq_waits, 4);
+	/* One look a tick while they wait. */
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 4 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 4 * MS), 0);
+	/* Room for two: two leave the list, read again and fire. */
+	htw_tb_take(&tb);
+	htw_tb_take(&tb);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 2);
+	htw_tb_take(&tb);
+	htw_tb_take(&tb);
+	/* One of the others was cancelled meanwhile: it is dropped. */
+	for (i = 0; i < 4; i++)
+		if (tb.slots[i].deadline_ns)
+			break;
+	KUNIT_ASSERT_LT(test, i, 4);
+	xchg(&tb.slots[i].deadline_ns, 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 6 * MS), 1);
+	for (i = 0; i < 3; i++) {
+		e = htw_tb_take(&tb);
+		KUNIT_ASSERT_LT(test, e.slot, 4);
+		seen[e.slot]++;
+		KUNIT_EXPECT_EQ(test, e.deadline_ns, T0 + 3 * MS);
+		KUNIT_EXPECT_EQ(test, e.cookie, 10 + e.slot);
+	}
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_LE(test, seen[i], 1);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, U64_MAX);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 100 * MS), 0);
+}
+
+static struct kunit_case htw_table_bounds_cases[] = {
+	KUNIT_CASE(htw_table_batches_submissions),
+	KUNIT_CASE(htw_table_skips_what_names_nothing),
+	KUNIT_CASE(htw_table_full_ring_waits),
+	{}
+};
+
+static struct kunit_suite htw_table_bounds_suite = {
+	.name = "htwheel_table_bounds",
+	.test_cases = htw_table_bounds_cases,
+};
+
+kunit_test_suites(&htw_table_suite, &htw_table_race_suite,
+		  &htw_table_bounds_suite);
