@@ -857,6 +857,18 @@ static void htw_stats_fill(struct htw_stats *st, const struct htw_geometry *geo,
 	memcpy(st->late_hist, ws->late_hist, sizeof(st->late_hist));
 }
 
+static struct htw_wheel *htw_file_peek_table(struct htw_file *hf);
+
+static void htw_stats_fill_table(struct htw_file *hf, struct htw_stats *st)
+{
+	struct htw_wheel *table = htw_file_peek_table(hf);
+
+	if (!table)
+		return;
+	st->table_entries = hf->table_entries;
+	htw_table_counts(table, &st->table_taken, &st->table_fired);
+}
+
 /* Statistics of a file whose wheel may not exist yet. */
 static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 {
@@ -874,6 +886,7 @@ static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 	htw_wheel_geometry(wheel, &geo);
 	htw_wheel_get_stats(wheel, &ws);
 	htw_stats_fill(st, &geo, &ws);
+	htw_stats_fill_table(hf, st);
 }
 
 static long htw_ioc_stats(struct htw_file *hf, void __user *argp)
@@ -1153,8 +1166,9 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "htw-max-pending:\t%llu\n", st.max_pending);
 	seq_printf(m, "htw-pending:\t%llu\n", st.pending);
 	seq_printf(m, "htw-ready:\t%llu\n", st.ready);
-	seq_printf(m, "htw-table-entries:\t%u\n",
-		   htw_file_peek_table(hf) ? hf->table_entries : 0);
+	seq_printf(m, "htw-table-entries:\t%llu\n", st.table_entries);
+	seq_printf(m, "htw-table-taken:\t%llu\n", st.table_taken);
+	seq_printf(m, "htw-table-fired:\t%llu\n", st.table_fired);
 }
 
 /* Ioctls other than the handshake, as known to this file. */

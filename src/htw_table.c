@@ -63,6 +63,7 @@
  * @cq_waits:    under tick_lock, published as is
  * @sq_invalid:  under tick_lock, published as is
  * @taken:       submissions taken in; under tick_lock, READ_ONCE() outside
+ * @fired:       records written; likewise
  * @waiting:     slots due while the completion ring was full, linked
  *               through ->next, first to last; HTW_READY, under tick_lock
  * @waiting_last: the last of them
@@ -84,6 +85,7 @@ struct htw_table {
 	u64 cq_waits;
 	u64 sq_invalid;
 	u64 taken;
+	u64 fired;
 	struct htw_timer *waiting;
 	struct htw_timer *waiting_last;
 };
@@ -245,6 +247,12 @@ u64 htw_table_taken(struct htw_wheel *w)
 	return READ_ONCE(w->table->taken);
 }
 
+void htw_table_counts(struct htw_wheel *w, u64 *taken, u64 *fired)
+{
+	*taken = READ_ONCE(w->table->taken);
+	*fired = READ_ONCE(w->table->fired);
+}
+
 bool htw_table_more_to_take(struct htw_wheel *w, u64 taken_before)
 {
 	struct htw_table *tb = w->table;
@@ -302,7 +310,7 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 				w->clk);
 	}
 	tb->sq_head = head;
-	tb->taken += n;
+	WRITE_ONCE(tb->taken, tb->taken + n);
 	WRITE_ONCE(tb->hdr->sq_invalid, tb->sq_invalid);
 	/* Entries read before the producer may write them again. */
 	smp_store_release(&tb->hdr->sq_head, head);
@@ -326,6 +334,7 @@ static void htw_table_write_cqe(struct htw_table *tb, u32 slot, u64 cookie,
 	e->deadline_ns = deadline;
 	e->expired_ns = htw_timens_from_host(now_ns, tb->offset);
 	tb->cq_tail++;
+	WRITE_ONCE(tb->fired, tb->fired + 1);
 }
 
 /*

@@ -41,6 +41,8 @@ int htw_table_mmap(struct htw_wheel *w, struct vm_area_struct *vma);
 bool htw_table_has_completions(struct htw_wheel *w);
 /* Submissions taken in since the table was made. */
 u64 htw_table_taken(struct htw_wheel *w);
+/* That, and the records written; each exact, not one snapshot. */
+void htw_table_counts(struct htw_wheel *w, u64 *taken, u64 *fired);
 /*
  * Whether a doorbell that began when htw_table_taken() was @taken_before
  * should take in more: submissions wait, and it took less than a ring.

@@ -264,6 +264,7 @@ TEST(mmap_refusals)
 TEST(an_armed_slot_fires_once_into_the_ring)
 {
 	struct htw_table_cqe e;
+	struct htw_stats st;
 	struct table t;
 	uint64_t d, seen;
 	char buf[sizeof(struct htw_expiry)];
@@ -287,6 +288,15 @@ TEST(an_armed_slot_fires_once_into_the_ring)
 	/* Claimed: the slot is disarmed, and a cancel now says so. */
 	EXPECT_EQ(0, t.slots[3].deadline_ns);
 	EXPECT_EQ(0, table_cancel(&t, 3));
+	/* The statistics count the table apart from the handle timers. */
+	memset(&st, 0, sizeof(st));
+	ASSERT_EQ(0, ioctl(t.fd, HTW_IOC_STATS, &st));
+	EXPECT_EQ(8, st.table_entries);
+	EXPECT_EQ(1, st.table_taken);
+	EXPECT_EQ(1, st.table_fired);
+	EXPECT_EQ(0, st.fired);
+	EXPECT_EQ(0, st.scheduled);
+	EXPECT_EQ(0, st.reserved);
 	/* Table records are not read()'s. */
 	fcntl(t.fd, F_SETFL, O_NONBLOCK);
 	EXPECT_EQ(-1, read(t.fd, buf, sizeof(buf)));

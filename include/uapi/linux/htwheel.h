@@ -260,7 +260,12 @@ struct htw_drain {
  * @max_late_ns:  out: largest lateness of an expiration
  * @late_hist:    out: expirations by lateness: [0] < 2 ns, [i] in
  *                [2^i, 2^(i+1)) ns, the last bucket is open-ended
+ * @table_entries: out: slots of the shared timer table, 0 without one
+ * @table_taken:  out: submissions the kernel took in from its ring
+ * @table_fired:  out: records it wrote to the completion ring
  * @reserved:     out: 0
+ *
+ * The other counters are of the file's handle timers alone.
  */
 struct htw_stats {
 	__u32 flags;
@@ -278,7 +283,10 @@ struct htw_stats {
 	__u64 tick_wakeups;
 	__u64 max_late_ns;
 	__u64 late_hist[HTW_LATE_BUCKETS];
-	__u64 reserved[4];
+	__u64 table_entries;
+	__u64 table_taken;
+	__u64 table_fired;
+	__u64 reserved;
 };
 
 /**
