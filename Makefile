@@ -160,7 +160,7 @@ Settings (make variables or the environment):
   HTW_BENCH_SEED           the seed of the bench's delays (a fresh random one,
                            recorded in the results)
   HTW_BENCH_UBENCH         the htwheel_ubench commands run
-                           (sched,rearm,deliver,mem,conn)
+                           (sched,rearm,deliver,mem,table,conn)
   HTW_BENCH_CONN           connection counts of the idle-timeout workload
                            (1000,100000,1000000)
   HTW_BENCH_KMOD           more htwheel_bench.ko parameters, comma-separated

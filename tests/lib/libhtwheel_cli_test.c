@@ -2,7 +2,8 @@
 /*
  * The htwheel CLI: its output on good input, and one clear line and a
  * non-zero exit on every kind of bad input.  The CLI is build/htwheel,
- * found next to this program's directory.
+ * found next to this program's directory.  The tests of --table skip on
+ * a kernel without the shared timer table.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -11,9 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/htwheel.h>
 
 #include "kselftest_harness.h"
 
@@ -280,6 +283,59 @@ static int expect_accounted(struct __test_metadata *_metadata,
 			TH_LOG("%s due at %.3f ms, unfired in a %.0f ms run (grace %.3f ms):\n%s",
 			       name, due, window_ms, grace, r->out);
 	return fired;
+}
+
+/*
+ * Does the kernel report HTW_FEATURE_TABLE?  Asked on a file of its own,
+ * since a file takes the handshake once: 1 or 0, or -errno if the device
+ * cannot be asked at all.
+ */
+static int table_supported(void)
+{
+	struct htw_api api = { .api = HTW_API_VERSION };
+	int fd = open("/dev/htwheel", O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, HTW_IOC_API, &api) ? -errno :
+					      !!(api.features & HTW_FEATURE_TABLE);
+	close(fd);
+	return ret;
+}
+
+/*
+ * True if the kernel reports the table.  If it does not, the test is
+ * marked skipped, as such a kernel cannot run it, and the caller returns.
+ */
+static bool table_or_skip(struct __test_metadata *_metadata)
+{
+	int ret = table_supported();
+
+	ASSERT_LE(0, ret) TH_LOG("HTW_IOC_API: %s", strerror(-ret));
+	if (!ret)
+		SKIP(return false, "the kernel does not report HTW_FEATURE_TABLE");
+	return true;
+}
+
+/* The table slot of the expiry line at @line ("slot=N" at its end), or -1. */
+static int line_slot(const char *line)
+{
+	const char *eol = strchr(line, '\n'), *p = strstr(line, " slot=");
+
+	if (!p || (eol && p > eol))
+		return -1;
+	return atoi(p + 6);
+}
+
+/* The number after "@key" in @out (a stats row or JSON member), or -1. */
+static long long stat_of(const char *out, const char *key)
+{
+	const char *p = strstr(out, key);
+	long long v = -1;
+
+	if (p)
+		sscanf(p + strlen(key), "%lld", &v);
+	return v;
 }
 
 FIXTURE(cli) {
@@ -555,6 +611,11 @@ TEST_F(cli, stats_json)
 	EXPECT_NE(NULL, strstr(self->r.out, "\"slots\": 64"));
 	EXPECT_NE(NULL, strstr(self->r.out, "\"default_tick_ns\": "));
 	EXPECT_EQ('{', self->r.out[0]);
+	/* A fresh instance has no table: its counters are there, and 0. */
+	EXPECT_EQ(0, stat_of(self->r.out, "\"table_entries\": "))
+		TH_LOG("%s", self->r.out);
+	EXPECT_EQ(0, stat_of(self->r.out, "\"table_taken\": "));
+	EXPECT_EQ(0, stat_of(self->r.out, "\"table_fired\": "));
 }
 
 TEST_F(cli, stats_table)
@@ -563,6 +624,130 @@ TEST_F(cli, stats_table)
 	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
 	EXPECT_NE(NULL, strstr(self->r.out, "tick wakeups"));
 	EXPECT_NE(NULL, strstr(self->r.out, "max_pending"));
+	/* Without a table, the text leaves its rows out. */
+	EXPECT_EQ(NULL, strstr(self->r.out, "table entries")) TH_LOG("%s", self->r.out);
+}
+
+/*
+ * --table: the two durations are slots of the shared timer table.  Each
+ * fired once, from the completion ring, never before its duration from
+ * the start (the deadline is the start plus the duration, to the ns),
+ * and the statistics count them as the table's, not the handle timers'.
+ */
+TEST_F(cli, schedule_table_waits_for_its_slots)
+{
+	static const char *const names[] = { "#0", "#1" };
+	static const double durs[] = { 50, 100 };
+	const char *line;
+	double at;
+	int i;
+
+	if (!table_or_skip(_metadata))
+		return;
+	RUN(&self->r, "schedule", "--table", "50ms", "100ms", "--stats");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	for (i = 0; i < 2; i++) {
+		EXPECT_EQ(1, expect_accounted(_metadata, &self->r, names[i], 0,
+					      durs[i], durs[i]));
+		line = event_line(self->r.out, "fired", names[i], 0, &at);
+		ASSERT_NE(NULL, line) TH_LOG("%s", self->r.out);
+		EXPECT_LE(durs[i], at) TH_LOG("%s", line);
+		EXPECT_EQ(durs[i], line_field_ms(line, "deadline=")) TH_LOG("%s", line);
+		EXPECT_EQ(i, line_slot(line)) TH_LOG("%s", line);
+	}
+	EXPECT_EQ(2, count(self->r.out, "  fired #"));
+	EXPECT_NE(NULL, strstr(self->r.out, "never ran: 0 timers"));
+	EXPECT_EQ(2, stat_of(self->r.out, "  table entries  ")) TH_LOG("%s", self->r.out);
+	EXPECT_LE(2, stat_of(self->r.out, "  table taken    "));
+	EXPECT_EQ(2, stat_of(self->r.out, "  table fired    "));
+	EXPECT_EQ(0, stat_of(self->r.out, "\n  fired          "));
+	EXPECT_EQ(0, stat_of(self->r.out, "\n  scheduled      "));
+}
+
+TEST_F(cli, schedule_table_stats_json)
+{
+	if (!table_or_skip(_metadata))
+		return;
+	RUN(&self->r, "schedule", "--table", "20ms", "--cookie", "5", "--stats",
+	    "--json");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	EXPECT_NE(NULL, strstr(self->r.out, "fired #5       cookie=5    "))
+		TH_LOG("%s", self->r.out);
+	EXPECT_EQ(1, stat_of(self->r.out, "\"table_entries\": "))
+		TH_LOG("%s", self->r.out);
+	EXPECT_LE(1, stat_of(self->r.out, "\"table_taken\": "));
+	EXPECT_EQ(1, stat_of(self->r.out, "\"table_fired\": "));
+	EXPECT_EQ(0, stat_of(self->r.out, "\"fired\": "));
+}
+
+/*
+ * A slot an hour away is still armed at --for: the drain disarms it and
+ * lists it as a table slot with its time left; the one due at 20 ms fired.
+ */
+TEST_F(cli, run_table_drains_what_is_left)
+{
+	double remaining = -1;
+
+	if (!table_or_skip(_metadata))
+		return;
+	RUN(&self->r, "run", "--table", "--at", "20ms:a", "--at", "1h:b",
+	    "--for", "100ms");
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	EXPECT_EQ(1, expect_accounted(_metadata, &self->r, "a", 0, 20, 100));
+	EXPECT_EQ(0, expect_accounted(_metadata, &self->r, "b", 0, 3600000, 100));
+	EXPECT_EQ(1, left_for_drain(self->r.out, "b", &remaining))
+		TH_LOG("%s", self->r.out);
+	EXPECT_LT(3500000, remaining) TH_LOG("%s", self->r.out);
+	EXPECT_NE(NULL, strstr(self->r.out, "  b        cookie=1    table remaining="))
+		TH_LOG("%s", self->r.out);
+	EXPECT_EQ(1, never_ran_count(self->r.out)) TH_LOG("%s", self->r.out);
+}
+
+/* Table slots fire once, at the tick: no --every, no --slack. */
+TEST_F(cli, table_refuses_periodic_and_slack)
+{
+	RUN(&self->r, "schedule", "--table", "10ms", "--every", "10ms");
+	EXPECT_USAGE_ERROR(&self->r, "fire once");
+	RUN(&self->r, "run", "--every", "10ms:p", "--table");
+	EXPECT_USAGE_ERROR(&self->r, "'p' is periodic");
+	RUN(&self->r, "run", "--table", "--at", "1s", "--slack", "1ms");
+	EXPECT_USAGE_ERROR(&self->r, "no slack");
+	RUN(&self->r, "stats", "--table");
+	EXPECT_USAGE_ERROR(&self->r, "not valid here");
+}
+
+/*
+ * watch's 'table' lines: "one", an hour away, is moved to 30 ms from when
+ * the line was read and fires then (if the 300 ms session lasted that
+ * long after it); "three", cancelled in the same read, never fires and is
+ * not left to the drain.
+ */
+TEST_F(cli, watch_table_rearm_and_cancel)
+{
+	double at_r = -1, grace;
+	const char *line;
+	int one;
+
+	if (!table_or_skip(_metadata))
+		return;
+	run_in(&self->r, "table 1h one\nrearm one 30ms\ntable 5s three\ncancel three\n",
+	       NULL, (const char *const[]){ "watch", "--for", "300ms", NULL });
+	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
+	ASSERT_NE(NULL, event_line(self->r.out, "rearm", "one", 0, &at_r))
+		TH_LOG("%s", self->r.out);
+	EXPECT_NE(NULL, strstr(self->r.out, "rearm one: moved, due in 30.000ms\n"))
+		TH_LOG("%s", self->r.out);
+	EXPECT_NE(NULL, strstr(self->r.out, "cancel three: cancelled\n"))
+		TH_LOG("%s", self->r.out);
+	one = expect_accounted(_metadata, &self->r, "one", 0, at_r + 30, 300);
+	grace = TICK_MS + worst_late_ms(self->r.out);
+	if (at_r + 30 + grace < 300)
+		EXPECT_EQ(1, one) TH_LOG("re-armed at %.3f ms:\n%s", at_r, self->r.out);
+	line = event_line(self->r.out, "fired", "one", 0, NULL);
+	if (line)
+		EXPECT_EQ(0, line_slot(line)) TH_LOG("%s", line);
+	EXPECT_EQ(0, count(self->r.out, "fired three "));
+	EXPECT_EQ(1 - one, never_ran_count(self->r.out)) TH_LOG("%s", self->r.out);
 }
 
 /*

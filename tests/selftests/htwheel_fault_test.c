@@ -21,6 +21,7 @@
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
 
@@ -277,6 +278,32 @@ static int run_setup(int fd, void *c)
 	return ioctl(fd, HTW_IOC_SETUP, &s) ? -errno : 0;
 }
 
+/* Two chunks of the module's timer cache, the mapping and a wheel. */
+#define TABLE_SLOTS	(HTW_TEST_TIMERS_PER_CHUNK + 15)
+
+static int run_table_setup(int fd, void *c)
+{
+	struct htw_table_setup ts = { .entries = TABLE_SLOTS };
+
+	return ioctl(fd, HTW_IOC_TABLE_SETUP, &ts) ? -errno : 0;
+}
+
+/* Made whole: in the statistics, and mapped (with no fault armed now). */
+static const char *check_table_setup(int fd, void *c, int ret,
+				     const struct htw_stats *b, const struct htw_stats *a)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	void *map;
+
+	if (a->table_entries != TABLE_SLOTS)
+		return "no table in the statistics";
+	map = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return "the table does not map";
+	munmap(map, page);
+	return NULL;
+}
+
 static const char *check_schedule(int fd, void *c, int ret,
 				  const struct htw_stats *b, const struct htw_stats *a)
 {
@@ -402,6 +429,7 @@ static const struct fault_op ops[] = {
 	{ "set eventfd", prep_none, run_eventfd, check_eventfd, 1, 0 },
 	{ "stats", prep_three_pending, run_stats, check_stats, 1, 0 },
 	{ "setup", prep_none, run_setup, check_setup, 1, 0 },
+	{ "table setup", prep_three_pending, run_table_setup, check_table_setup, 5, 1 },
 };
 
 /*
@@ -485,6 +513,8 @@ TEST_F(fault, sweep_every_operation)
 					TH_LOG("%s, fault %d: ready changed", op->name, n);
 				EXPECT_EQ(before.scheduled, after.scheduled)
 					TH_LOG("%s, fault %d: scheduled changed", op->name, n);
+				EXPECT_EQ(before.table_entries, after.table_entries)
+					TH_LOG("%s, fault %d: a table was left", op->name, n);
 			}
 			if (ret > 0 && op->run == run_schedule_batch)
 				EXPECT_EQ(before.pending + ret, after.pending);

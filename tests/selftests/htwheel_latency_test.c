@@ -4,7 +4,8 @@
  * its bottom halves, for long: SCHED_FIFO probes pinned to one CPU wake
  * every 1 ms and record how late they are, while that same CPU closes a
  * file holding a million timers, drains a million, and expires a million
- * due at one instant.  Each may delay the probes by no more than their
+ * due at one instant; and while it takes a quarter of a million table
+ * submissions in at once and fires as many table slots at one instant.  Each may delay the probes by no more than their
  * quiet baselines (measured first, in the same boot) plus a small
  * allowance: a fixed module works in batches of about a thousand timers
  * between preemption points.  The kernel log must not report a stall.
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
@@ -542,6 +544,157 @@ TEST_F_TIMEOUT(latency, expiry_of_1m_at_one_instant_is_preemptible, 100)
 {
 	/* The expiry runs in the kernel: its cost stands in as scheduling's. */
 	measure(_metadata, self, "1M timers expiring at one instant", expiry_once);
+}
+
+/* ---- the shared timer table ---- */
+
+/* Slots of the table cases: its memory stays within the default limits. */
+#define TABLE_SLOTS	(1U << 18)
+
+struct big_table {
+	int fd;
+	struct htw_table_setup ts;
+	char *map;
+	struct htw_table_header *hdr;
+	struct htw_table_slot *slots;
+	uint32_t *sq;
+	struct htw_table_cqe *cq;
+};
+
+static int table_open_big(struct big_table *t)
+{
+	t->fd = htw_test_open(0);
+	memset(&t->ts, 0, sizeof(t->ts));
+	t->ts.entries = TABLE_SLOTS;
+	if (t->fd < 0 || ioctl(t->fd, HTW_IOC_TABLE_SETUP, &t->ts))
+		return -1;
+	t->map = mmap(NULL, t->ts.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      t->fd, 0);
+	if (t->map == MAP_FAILED)
+		return -1;
+	t->hdr = (struct htw_table_header *)t->map;
+	t->slots = (struct htw_table_slot *)(t->map + t->ts.slots_off);
+	t->sq = (uint32_t *)(t->map + t->ts.sq_off);
+	t->cq = (struct htw_table_cqe *)(t->map + t->ts.cq_off);
+	return 0;
+}
+
+static void table_close_big(struct big_table *t)
+{
+	munmap(t->map, t->ts.mmap_size);
+	close(t->fd);
+}
+
+/*
+ * Arm every slot at @deadline and submit them all in one ring's worth;
+ * returns how long HTW_IOC_TABLE_ENTER took to take them in, scaled to
+ * N_TIMERS so that report() and allowance() read it per timer.
+ */
+static uint64_t table_arm_all(struct big_table *t, uint64_t deadline)
+{
+	uint64_t t0;
+
+	for (uint32_t i = 0; i < TABLE_SLOTS; i++) {
+		t->slots[i].cookie = i;
+		__atomic_store_n(&t->slots[i].deadline_ns, deadline, __ATOMIC_RELAXED);
+		t->sq[i] = i;
+	}
+	__atomic_store_n(&t->hdr->sq_tail, TABLE_SLOTS, __ATOMIC_RELEASE);
+	t0 = htw_test_now(CLOCK_MONOTONIC);
+	if (ioctl(t->fd, HTW_IOC_TABLE_ENTER, 0) != TABLE_SLOTS)
+		return 0;
+	return (htw_test_now(CLOCK_MONOTONIC) - t0) * (N_TIMERS / TABLE_SLOTS);
+}
+
+/* The doorbell of a full ring, a quarter of a million slots, in this thread. */
+static void table_enter_once(struct __test_metadata *_metadata,
+			     FIXTURE_DATA(latency) *self, uint64_t *op, uint64_t *worst)
+{
+	struct big_table t;
+
+	ASSERT_EQ(0, table_open_big(&t));
+	usleep(50000);
+	sleeper_take(self, NULL);
+	*op = table_arm_all(&t, htw_test_now(CLOCK_MONOTONIC) + HOUR);
+	usleep(20000);
+	sleeper_take(self, worst);
+	ASSERT_NE(0, *op);
+	EXPECT_EQ(TABLE_SLOTS, t.hdr->sq_head);
+	table_close_big(&t);
+}
+
+TEST_F_TIMEOUT(latency, table_enter_of_a_full_ring_is_preemptible, 100)
+{
+	measure(_metadata, self, "HTW_IOC_TABLE_ENTER of 256k submissions",
+		table_enter_once);
+}
+
+/* Every record of the table's expiry: each slot once, none early. */
+static void table_consume_all(struct __test_metadata *_metadata,
+			      struct big_table *t, uint64_t deadline)
+{
+	unsigned char *seen = calloc(TABLE_SLOTS, 1);
+	uint64_t end = htw_test_now(CLOCK_MONOTONIC) + 60 * SEC;
+	uint32_t head = 0, tail, got = 0, bad = 0, dup = 0;
+
+	ASSERT_NE(NULL, seen);
+	while (got < TABLE_SLOTS && htw_test_now(CLOCK_MONOTONIC) < end) {
+		tail = __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE);
+		if (tail == head) {
+			poll(&(struct pollfd){ .fd = t->fd, .events = POLLIN }, 1, 100);
+			continue;
+		}
+		for (; head != tail; head++, got++) {
+			struct htw_table_cqe e = t->cq[head & (t->ts.cq_entries - 1)];
+
+			if (e.slot >= TABLE_SLOTS || e.deadline_ns != deadline ||
+			    e.expired_ns < deadline || e.cookie != e.slot)
+				bad++;
+			else if (seen[e.slot]++)
+				dup++;
+		}
+		__atomic_store_n(&t->hdr->cq_head, head, __ATOMIC_RELEASE);
+	}
+	free(seen);
+	EXPECT_EQ(TABLE_SLOTS, got);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(0, dup);
+	EXPECT_EQ(0, t->hdr->cq_waits);
+}
+
+/*
+ * A quarter of a million slots due at one instant, fired by the tick into
+ * the completion ring; the window opens just before, as for the handle
+ * timers' expiry, and every record is then consumed.
+ */
+static void table_expiry_once(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(latency) *self, uint64_t *op, uint64_t *worst)
+{
+	uint64_t t0, deadline, now;
+	struct big_table t;
+
+	ASSERT_EQ(0, table_open_big(&t));
+	deadline = htw_test_now(CLOCK_MONOTONIC) + 3 * SEC;
+	*op = table_arm_all(&t, deadline);
+	ASSERT_NE(0, *op);
+	now = htw_test_now(CLOCK_MONOTONIC);
+	ASSERT_LT(now + WINDOW_BEFORE, deadline) TH_LOG("arming ran past the deadline");
+	sleeper_take(self, NULL);
+	t0 = deadline - WINDOW_BEFORE;
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &(struct timespec){
+		.tv_sec = t0 / SEC, .tv_nsec = t0 % SEC }, NULL);
+	sleeper_take(self, NULL);
+	ASSERT_EQ(1, poll(&(struct pollfd){ .fd = t.fd, .events = POLLIN }, 1, 30000));
+	usleep(100000);
+	sleeper_take(self, worst);
+	table_consume_all(_metadata, &t, deadline);
+	table_close_big(&t);
+}
+
+TEST_F_TIMEOUT(latency, table_expiry_at_one_instant_is_preemptible, 100)
+{
+	measure(_metadata, self, "256k table slots expiring at one instant",
+		table_expiry_once);
 }
 
 TEST_HARNESS_MAIN

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -625,6 +626,89 @@ TEST(a_scribbler_only_confuses_its_own_table)
 		}
 		close(kmsg);
 	}
+}
+
+/* ---- the opener's time namespace ---- */
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
+
+#define NS_AHEAD_S	5000LL
+#define NS_UNSUPPORTED	77
+
+/*
+ * In a namespace 5000 s ahead of the host: a slot's deadline, the kernel's
+ * next wake-up and the record's times are all on the namespace's clock.
+ * A deadline 50 ms ahead there fires after 50 ms (on the host's clock it
+ * would be 5000 s in the future).  Returns 0 or the failing step.
+ */
+static int table_ns_checks(void)
+{
+	struct htw_table_cqe e;
+	struct table t;
+	uint64_t d, start;
+
+	if (table_open(&t, 4))
+		return 1;
+	start = now_ns();
+	d = start + 50 * MS;
+	if (table_arm(&t, 1, d))
+		return 2;
+	/* Within a tick of the deadline, on our clock: not the host's. */
+	if (t.hdr->next_wakeup_ns < d || t.hdr->next_wakeup_ns > d + 20 * MS)
+		return 3;
+	if (!table_wait(&t, 5000))
+		return 4;
+	table_take(&t, &e);
+	if (e.slot != 1 || e.deadline_ns != d || e.expired_ns < d ||
+	    e.expired_ns > now_ns() || now_ns() < d)
+		return 5;
+	if (now_ns() - start > 4000 * MS)
+		return 6;
+	table_close(&t);
+	return 0;
+}
+
+static int in_time_ns(long long off_s, int (*fn)(void))
+{
+	int status;
+	pid_t pid;
+	FILE *f;
+
+	if (unshare(CLONE_NEWTIME))
+		return errno == EINVAL ? NS_UNSUPPORTED : 90;
+	f = fopen("/proc/self/timens_offsets", "w");
+	if (!f)
+		return 91;
+	fprintf(f, "monotonic %lld 0\nboottime %lld 0\n", off_s, off_s);
+	if (fclose(f))
+		return 92;
+	pid = fork();
+	if (pid == 0)
+		_exit(fn());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 93;
+	return WEXITSTATUS(status);
+}
+
+TEST(times_are_on_the_openers_time_namespace)
+{
+	int status, r;
+	pid_t pid;
+
+	if (getuid())
+		SKIP(return, "needs root for a time namespace");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(in_time_ns(NS_AHEAD_S, table_ns_checks));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	r = WEXITSTATUS(status);
+	if (r == NS_UNSUPPORTED)
+		SKIP(return, "no time namespaces (CONFIG_TIME_NS)");
+	EXPECT_EQ(0, r) TH_LOG("step %d failed", r);
 }
 
 TEST_HARNESS_MAIN

@@ -9,6 +9,8 @@
 # htwheel_ubench commands run (comma-separated; empty: all of them), each
 # with N and the output directory, but conn, which takes its own list of
 # connection counts, $htw_bench_conn (empty: htwheel_ubench's default).
+# table runs the shared timer table beside the peers of sched, rearm,
+# deliver and mem at N; conn has its table variant among its own.
 # $htw_bench_kmod: more htwheel_bench.ko parameters, comma-separated
 # (say expiry=0,reps=3).
 out=$HTW_OUT
@@ -55,7 +57,7 @@ else
 fi
 
 cd "$TMPDIR" || exit 1
-for c in $(echo "${htw_bench_ubench:-sched,rearm,deliver,mem,conn}" | tr , ' '); do
+for c in $(echo "${htw_bench_ubench:-sched,rearm,deliver,mem,table,conn}" | tr , ' '); do
 	echo "htwheel: user-space bench: $c"
 	if [ "$c" = conn ]; then
 		set -- ${htw_bench_conn:+"$htw_bench_conn"}

@@ -26,7 +26,11 @@ enum {
 	EXIT_DEVICE = 3,	/* device missing, module not loaded, no access */
 };
 
-/* A timer of the session, named on the command line or stdin. */
+/*
+ * A timer of the session, named on the command line or stdin: a handle
+ * timer of the wheel, or (@in_table) slot i of the shared timer table for
+ * s->timers[i], so that a record of the table names its timer by slot.
+ */
 struct timer {
 	char name[NAME_LEN];
 	uint64_t cookie;
@@ -35,6 +39,21 @@ struct timer {
 	uint64_t handle;
 	bool done;		/* fired (one-shot), cancelled or drained */
 	bool fired;		/* a record of it was read */
+	bool in_table;
+	bool cancelled;		/* table: its last arming ended in a cancel */
+	/*
+	 * Table: the deadline stored last.  A slot moved after it fired has
+	 * the record of the old deadline still to come; only a record of
+	 * this one ends the timer.
+	 */
+	uint64_t deadline_ns;
+};
+
+/* A timer the drain found still pending, as the report lists it. */
+struct never_ran {
+	const struct timer *t;	/* NULL: a handle the session does not know */
+	uint64_t cookie;
+	uint64_t remaining_ns;
 };
 
 /* A --cancel DUR:NAME: cancel timer NAME DUR after the session's start. */
@@ -53,11 +72,13 @@ struct session {
 	uint64_t slack_ns;
 	uint64_t for_ns;		/* 0: no time limit */
 	bool show_stats, json, read_stdin;
+	bool use_table;			/* --table: the command line's timers */
 	struct timer timers[MAX_TIMERS];
 	unsigned int ntimers;
 	struct cancel_at cancels[MAX_TIMERS];
 	unsigned int ncancels;
 	struct htw *h;
+	struct htw_table *tab;		/* NULL until a timer needs it */
 	uint64_t start_ns;
 	int status;
 	char line[512];
@@ -70,6 +91,7 @@ struct timer *timer_by_handle(struct session *s, uint64_t handle);
 int add_timer(struct session *s, const char *arg, bool periodic,
 	      uint64_t cookie);
 int add_cancel(struct session *s, const char *arg);
+int use_table(struct session *s);
 int session_run(struct session *s);
 
 /* output.c */
@@ -78,10 +100,12 @@ const char *fmt_dur(char *buf, size_t len, uint64_t ns);
 const char *clock_name(uint32_t clk);
 void print_expiry(const struct session *s, const struct timer *t,
 		  const struct htw_expiry *r);
+void print_table_expiry(const struct session *s, const struct timer *t,
+			const struct htw_table_cqe *c);
 void print_cancel(uint64_t at_ns, const char *name, int ret);
-void print_rearm(uint64_t at_ns, const char *name, uint64_t delay_ns, int ret);
-void print_never_ran(struct session *s, const struct htw_unexpired *u,
-		     int n, unsigned int room);
+void print_rearm(uint64_t at_ns, const struct timer *t, uint64_t delay_ns,
+		 int ret);
+void print_never_ran(const struct never_ran *nr, int n, unsigned int listed);
 int print_stats(struct htw *h, bool json);
 void print_module_params(bool json);
 

@@ -6,7 +6,8 @@
  * runs it, or opens an instance only to describe it (stats, info).  Timers
  * belong to the open file that scheduled them, so a command that
  * schedules also waits for and prints the expirations in the same process
- * (run, schedule, watch); see htwheel(1).
+ * (run, schedule, watch), whether its timers are handle timers or, with
+ * --table, slots of the shared timer table; see htwheel(1).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -26,19 +27,22 @@ static int print_usage(FILE *out)
 		"usage: htwheel COMMAND [OPTIONS]\n"
 		"\n"
 		"  run [--at DUR[:NAME]]... [--every DUR[:NAME]]... [--cancel DUR:NAME]...\n"
-		"      [--for DUR] [--stats [--json]] [GEOMETRY]\n"
+		"      [--table] [--for DUR] [--stats [--json]] [GEOMETRY]\n"
 		"          schedule timers, print each expiry as it arrives, then drain\n"
 		"          and report the timers that never ran\n"
-		"  schedule DUR... [--every PERIOD] [--cookie N] [--for DUR] [--stats]\n"
+		"  schedule DUR... [--every PERIOD] [--cookie N] [--table]\n"
+		"      [--for DUR] [--stats]\n"
 		"          one timer per DUR (periodic with --every), cookies N, N+1, ...\n"
 		"  watch [run options]\n"
 		"          like run, also reading commands from stdin:\n"
-		"          'at DUR [NAME]', 'every DUR [NAME]', 'cancel NAME',\n"
-		"          'rearm NAME DUR' (due DUR from now, same handle), 'stats'\n"
+		"          'at DUR [NAME]', 'every DUR [NAME]', 'table DUR [NAME]',\n"
+		"          'cancel NAME', 'rearm NAME DUR' (due DUR from now, same\n"
+		"          handle or slot), 'stats'\n"
 		"  stats [--json] [GEOMETRY]\n"
 		"          statistics of a fresh instance and the module parameters\n"
 		"  info    the API and library versions, a new instance's geometry\n"
 		"\n"
+		"--table: the one-shot timers as slots of the shared timer table\n"
 		"GEOMETRY: --tick DUR --slots N --max-pending N --boottime --slack DUR\n"
 		"DUR: a number and a unit (ns, us, ms, s, m, h), e.g. 250ms, 1.5s, 1m30s\n"
 		"Exit: 0 ok, 1 request refused, 2 bad usage, 3 device unavailable\n"
@@ -52,7 +56,7 @@ static int print_usage(FILE *out)
 enum {
 	OPT_AT = 256, OPT_EVERY, OPT_CANCEL, OPT_FOR, OPT_STATS, OPT_JSON,
 	OPT_TICK, OPT_SLOTS, OPT_MAX_PENDING, OPT_BOOTTIME, OPT_SLACK,
-	OPT_COOKIE, OPT_HELP,
+	OPT_COOKIE, OPT_TABLE, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +72,7 @@ static const struct option long_opts[] = {
 	{ "boottime", no_argument, NULL, OPT_BOOTTIME },
 	{ "slack", required_argument, NULL, OPT_SLACK },
 	{ "cookie", required_argument, NULL, OPT_COOKIE },
+	{ "table", no_argument, NULL, OPT_TABLE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -182,6 +187,9 @@ static int run_opt(struct cmdline *cl, int opt, const char *arg)
 		return add_timer(s, arg, true, s->ntimers);
 	case OPT_CANCEL:
 		return add_cancel(s, arg);
+	case OPT_TABLE:
+		s->use_table = true;
+		return 0;
 	}
 	return geometry_opt(s, opt, arg);
 }
@@ -202,6 +210,8 @@ static int cmd_run(struct session *s, int argc, char **argv, bool watch)
 		err("run: no timers (give --at DUR or --every DUR)");
 		return EXIT_USAGE;
 	}
+	if (use_table(s))
+		return EXIT_USAGE;
 	return session_run(s);
 }
 
@@ -218,6 +228,9 @@ static int schedule_opt(struct cmdline *cl, int opt, const char *arg)
 		return 0;
 	case OPT_COOKIE:
 		return parse_u64("--cookie", arg, &cl->cookie);
+	case OPT_TABLE:
+		cl->s->use_table = true;
+		return 0;
 	}
 	return geometry_opt(cl->s, opt, arg);
 }
@@ -239,6 +252,8 @@ static int cmd_schedule(struct session *s, int argc, char **argv)
 			return EXIT_USAGE;
 		s->timers[s->ntimers - 1].period_ns = cl.period_ns;
 	}
+	if (use_table(s))
+		return EXIT_USAGE;
 	return session_run(s);
 }
 

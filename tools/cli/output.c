@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What the htwheel CLI prints: one line per expiry and cancel, the timers
- * that never ran, statistics as a table or JSON, the module parameters,
- * and one line on stderr for every error.
+ * What the htwheel CLI prints: one line per expiry (of a handle timer or
+ * a slot of the shared timer table) and cancel, the timers that never
+ * ran, statistics as a table or JSON, the module parameters, and one line
+ * on stderr for every error.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -38,23 +39,41 @@ const char *fmt_dur(char *buf, size_t len, uint64_t ns)
 	return buf;
 }
 
-/* @t is the timer of @r, NULL if the session does not know the handle. */
-void print_expiry(const struct session *s, const struct timer *t,
-		  const struct htw_expiry *r)
+/* The start of an expiry line, common to handle timers and table slots. */
+static void print_fired(const struct session *s, const struct timer *t,
+			uint64_t cookie, uint64_t deadline_ns, uint64_t expired_ns)
 {
 	char now[32], dl[32], late[32];
 
 	fmt_dur(now, sizeof(now), htw_now(s->h) - s->start_ns);
-	fmt_dur(dl, sizeof(dl), r->deadline_ns - s->start_ns);
-	fmt_dur(late, sizeof(late), r->expired_ns - r->deadline_ns);
+	fmt_dur(dl, sizeof(dl), deadline_ns - s->start_ns);
+	fmt_dur(late, sizeof(late), expired_ns - deadline_ns);
 	printf("%12s  fired %-8s cookie=%-4llu deadline=%-12s late=%s",
-	       now, t ? t->name : "?", (unsigned long long)r->cookie, dl, late);
+	       now, t ? t->name : "?", (unsigned long long)cookie, dl, late);
+}
+
+/* @t is the timer of @r, NULL if the session does not know the handle. */
+void print_expiry(const struct session *s, const struct timer *t,
+		  const struct htw_expiry *r)
+{
+	print_fired(s, t, r->cookie, r->deadline_ns, r->expired_ns);
 	if (r->overrun)
 		printf(" overrun=%u", r->overrun);
 	putchar('\n');
 }
 
-/* @ret is htw_cancel()'s, asked @at_ns after the session's start. */
+/* A record of the table's completion ring: the slot says where it came from. */
+void print_table_expiry(const struct session *s, const struct timer *t,
+			const struct htw_table_cqe *c)
+{
+	print_fired(s, t, c->cookie, c->deadline_ns, c->expired_ns);
+	printf(" slot=%u\n", c->slot);
+}
+
+/*
+ * @ret is htw_cancel()'s (a table slot's cancel is put in its terms),
+ * asked @at_ns after the session's start.
+ */
 void print_cancel(uint64_t at_ns, const char *name, int ret)
 {
 	char b[32];
@@ -64,35 +83,44 @@ void print_cancel(uint64_t at_ns, const char *name, int ret)
 	       ret == -ENOENT ? "not pending" : strerror(-ret));
 }
 
-/* @ret is htw_rearm()'s, for @delay_ns, asked @at_ns after the start. */
-void print_rearm(uint64_t at_ns, const char *name, uint64_t delay_ns, int ret)
+/*
+ * @ret is htw_rearm()'s or, for a table slot, htw_table_rearm()'s, for
+ * @delay_ns, asked @at_ns after the start.  A slot that was not armed is
+ * armed again, and the record of a firing stays in the ring.
+ */
+void print_rearm(uint64_t at_ns, const struct timer *t, uint64_t delay_ns,
+		 int ret)
 {
 	char b[32], d[32];
 
-	printf("%12s  rearm %s: ", fmt_dur(b, sizeof(b), at_ns), name);
+	printf("%12s  rearm %s: ", fmt_dur(b, sizeof(b), at_ns), t->name);
 	if (ret < 0)
 		printf("%s\n", ret == -ENOENT ? "not pending" : strerror(-ret));
 	else
-		printf("%s, due in %s\n", ret ? "moved" : "fired, record withdrawn",
-		       fmt_dur(d, sizeof(d), delay_ns));
+		printf("%s, due in %s\n", ret ? "moved" :
+		       t->in_table ? "not armed, armed again" :
+		       "fired, record withdrawn", fmt_dur(d, sizeof(d), delay_ns));
 }
 
-/* @n timers were drained; the first @room of them are described in @u. */
-void print_never_ran(struct session *s, const struct htw_unexpired *u,
-		     int n, unsigned int room)
+static const char *timer_kind(const struct timer *t)
+{
+	if (t && t->in_table)
+		return "table";
+	return t && t->period_ns ? "periodic" : "one-shot";
+}
+
+/* @n timers never ran; the first @listed of them are described in @nr. */
+void print_never_ran(const struct never_ran *nr, int n, unsigned int listed)
 {
 	char b[32];
 	int i;
 
 	printf("never ran: %d timer%s\n", n, n == 1 ? "" : "s");
-	for (i = 0; i < n && (unsigned int)i < room; i++) {
-		struct timer *t = timer_by_handle(s, u[i].handle);
-
+	for (i = 0; i < n && (unsigned int)i < listed; i++)
 		printf("  %-8s cookie=%-4llu %s remaining=%s\n",
-		       t ? t->name : "?", (unsigned long long)u[i].cookie,
-		       t && t->period_ns ? "periodic" : "one-shot",
-		       fmt_dur(b, sizeof(b), u[i].remaining_ns));
-	}
+		       nr[i].t ? nr[i].t->name : "?",
+		       (unsigned long long)nr[i].cookie, timer_kind(nr[i].t),
+		       fmt_dur(b, sizeof(b), nr[i].remaining_ns));
 }
 
 const char *clock_name(uint32_t clk)
@@ -119,7 +147,12 @@ static void print_stats_json(const struct htw_stats *st)
 	       (unsigned long long)st->max_late_ns);
 	for (i = 0; i < HTW_LATE_BUCKETS; i++)
 		printf("%s%llu", i ? ", " : "", (unsigned long long)st->late_hist[i]);
-	printf("]}\n");
+	/* Always there, 0 without a table: a reader need not test for them. */
+	printf("],\n \"table_entries\": %llu, \"table_taken\": %llu,"
+	       " \"table_fired\": %llu}\n",
+	       (unsigned long long)st->table_entries,
+	       (unsigned long long)st->table_taken,
+	       (unsigned long long)st->table_fired);
 }
 
 static void print_row(const char *name, unsigned long long v)
@@ -153,6 +186,12 @@ static void print_stats_table(const struct htw_stats *st)
 		       i == HTW_LATE_BUCKETS - 1 ? "" :
 		       fmt_dur(c, sizeof(c), 1ULL << (i + 1)),
 		       (unsigned long long)st->late_hist[i]);
+	}
+	/* The table's own counters; the ones above are the handle timers'. */
+	if (st->table_entries) {
+		print_row("table entries", st->table_entries);
+		print_row("table taken", st->table_taken);
+		print_row("table fired", st->table_fired);
 	}
 }
 

@@ -4,7 +4,9 @@
  * the command line (and, for watch, stdin) gave it.  Timers belong to the
  * open file that scheduled them, so the session schedules them, waits for
  * and prints their expiries in one event loop, and ends by draining what
- * is left; see htwheel(1).
+ * is left; see htwheel(1).  A timer is a handle timer of the wheel, or a
+ * slot of the instance's shared timer table (--table, watch's 'table'),
+ * whose records come from the table's completion ring instead of read().
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -17,6 +19,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+
+/* Handle timers the drain report describes; it counts them all. */
+#define DRAIN_LISTED	64
 
 /* ---- the device ---- */
 
@@ -74,8 +79,9 @@ struct timer *timer_by_handle(struct session *s, uint64_t handle)
 {
 	unsigned int i;
 
+	/* A table slot has no handle: its 0 must not match anything. */
 	for (i = 0; i < s->ntimers; i++)
-		if (s->timers[i].handle == handle)
+		if (!s->timers[i].in_table && s->timers[i].handle == handle)
 			return &s->timers[i];
 	return NULL;
 }
@@ -140,6 +146,31 @@ int add_cancel(struct session *s, const char *arg)
 	return 0;
 }
 
+/*
+ * --table: the command line's timers become slots of the shared timer
+ * table, which fire once, at the instance's tick, with no slack.
+ */
+int use_table(struct session *s)
+{
+	unsigned int i;
+
+	if (!s->use_table)
+		return 0;
+	if (s->slack_ns) {
+		err("--table: table slots have no slack (leave out --slack)");
+		return -EINVAL;
+	}
+	for (i = 0; i < s->ntimers; i++) {
+		if (s->timers[i].period_ns) {
+			err("--table: table slots fire once, '%s' is periodic (%s)",
+			    s->timers[i].name, "leave out --every");
+			return -EINVAL;
+		}
+		s->timers[i].in_table = true;
+	}
+	return 0;
+}
+
 static int schedule_timer(struct session *s, struct timer *t)
 {
 	struct htw_timer_entry e = {
@@ -164,35 +195,178 @@ static int schedule_timer(struct session *s, struct timer *t)
 	return 0;
 }
 
-/* Schedule every timer given on the command line, as one batch. */
+/* Schedule every handle timer given on the command line, as one batch. */
 static int schedule_all(struct session *s)
 {
 	struct htw_timer_entry e[MAX_TIMERS];
-	unsigned int i;
+	unsigned int i, n = 0, idx[MAX_TIMERS];
 	int ret;
 
-	if (!s->ntimers)
-		return 0;
-	memset(e, 0, sizeof(e[0]) * s->ntimers);
 	for (i = 0; i < s->ntimers; i++) {
-		e[i].cookie = s->timers[i].cookie;
-		e[i].expires = s->timers[i].delay_ns;
-		e[i].period_ns = s->timers[i].period_ns;
-		e[i].slack_ns = s->slack_ns;
+		if (s->timers[i].in_table)
+			continue;
+		memset(&e[n], 0, sizeof(e[n]));
+		e[n].cookie = s->timers[i].cookie;
+		e[n].expires = s->timers[i].delay_ns;
+		e[n].period_ns = s->timers[i].period_ns;
+		e[n].slack_ns = s->slack_ns;
+		idx[n++] = i;
 	}
-	ret = htw_schedule_many(s->h, e, s->ntimers);
-	if (ret < 0 && s->ntimers == 1)
-		return schedule_timer(s, &s->timers[0]);
+	if (!n)
+		return 0;
+	ret = htw_schedule_many(s->h, e, n);
+	if (ret < 0 && n == 1)
+		return schedule_timer(s, &s->timers[idx[0]]);
 	/* Even a partial batch: the drain report names what did get in. */
 	for (i = 0; ret > 0 && i < (unsigned int)ret; i++)
-		s->timers[i].handle = e[i].handle;
-	if (ret != (int)s->ntimers) {
+		s->timers[idx[i]].handle = e[i].handle;
+	if (ret != (int)n) {
 		err("schedule: %s", ret < 0 ? strerror(-ret) :
 		    "the device took only part of the batch (max-pending?)");
 		s->status = EXIT_FAIL;
 		return ret < 0 ? ret : -ENOSPC;
 	}
 	return 0;
+}
+
+/* ---- slots of the shared timer table ---- */
+
+/*
+ * Map the instance's table, of @entries slots, unless it has one: 0, or
+ * an EXIT_* code.  A module without the table cannot run such timers at
+ * all, like one that refuses the handshake.
+ */
+static int table_open(struct session *s, uint32_t entries)
+{
+	const char *dev = s->params.device ?: HTW_DEVICE_PATH;
+	int ret;
+
+	if (s->tab)
+		return 0;
+	ret = htw_table_setup(s->h, entries, 0, &s->tab);
+	if (ret == -EOPNOTSUPP) {
+		err("%s: no shared timer table: %s; %s", dev,
+		    "the htwheel module does not report HTW_FEATURE_TABLE",
+		    "update the module");
+		return EXIT_DEVICE;
+	}
+	if (ret) {
+		err("%s: shared timer table of %u slots: %s", dev, entries,
+		    strerror(-ret));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+/* A deadline @delay_ns after @from; one beyond the clock's range never comes. */
+static uint64_t deadline_after(uint64_t from, uint64_t delay_ns)
+{
+	return delay_ns > UINT64_MAX - from ? UINT64_MAX : from + delay_ns;
+}
+
+/* Arm table timer @t, due its delay after @from (a reading of htw_now()). */
+static int arm_slot(struct session *s, struct timer *t, uint64_t from)
+{
+	uint64_t d = deadline_after(from, t->delay_ns);
+	char b[32];
+	int ret;
+
+	ret = htw_table_arm(s->tab, t - s->timers, d, t->cookie);
+	if (ret < 0) {
+		err("table '%s' (%s): %s", t->name,
+		    fmt_dur(b, sizeof(b), t->delay_ns), strerror(-ret));
+		s->status = EXIT_FAIL;
+		t->done = t->cancelled = true;
+		return ret;
+	}
+	t->deadline_ns = d;
+	t->cancelled = false;
+	return 0;
+}
+
+/*
+ * Arm the table timers given on the command line, due from the start.
+ * Like a partial batch, a failure ends the session: those not armed
+ * never were, and the drain need not wait for them.
+ */
+static int arm_all(struct session *s)
+{
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < s->ntimers; i++) {
+		if (!s->timers[i].in_table)
+			continue;
+		if (ret)
+			s->timers[i].done = s->timers[i].cancelled = true;
+		else
+			ret = arm_slot(s, &s->timers[i], s->start_ns);
+	}
+	return ret;
+}
+
+/* Move table timer @t to @delay_ns from now: htw_table_rearm()'s answer. */
+static int rearm_slot(struct session *s, struct timer *t, uint64_t delay_ns)
+{
+	uint64_t d = deadline_after(htw_now(s->h), delay_ns);
+	int ret = htw_table_rearm(s->tab, t - s->timers, d);
+
+	if (ret >= 0) {
+		t->deadline_ns = d;
+		t->cancelled = false;
+	}
+	return ret;
+}
+
+/*
+ * Disarm table timer @t, the answer put as htw_cancel() would: 0
+ * cancelled; -EALREADY it fired (its record read, or still in the ring);
+ * -ENOENT its last arming was cancelled already.
+ */
+static int cancel_slot(struct session *s, struct timer *t)
+{
+	int ret = htw_table_cancel(s->tab, t - s->timers);
+
+	if (ret < 0)
+		return ret;
+	if (ret) {
+		t->cancelled = true;
+		return 0;
+	}
+	return t->cancelled ? -ENOENT : -EALREADY;
+}
+
+/* The timer of a record from the ring: the slot is its index. */
+static struct timer *timer_by_slot(struct session *s, uint32_t slot)
+{
+	if (slot >= s->ntimers || !s->timers[slot].in_table)
+		return NULL;
+	return &s->timers[slot];
+}
+
+/* Print @c; only the record of the deadline stored last ends its timer. */
+static void take_table_record(struct session *s, const struct htw_table_cqe *c)
+{
+	struct timer *t = timer_by_slot(s, c->slot);
+
+	print_table_expiry(s, t, c);
+	if (!t)
+		return;
+	t->fired = true;
+	if (c->deadline_ns == t->deadline_ns)
+		t->done = true;
+}
+
+static void reap_table(struct session *s)
+{
+	struct htw_table_cqe c[64];
+	int n, i;
+
+	if (!s->tab)
+		return;
+	while ((n = htw_table_reap(s->tab, c, ARRAY_SIZE(c))) > 0)
+		for (i = 0; i < n; i++)
+			take_table_record(s, &c[i]);
 }
 
 static void cancel_timer(struct session *s, const char *name)
@@ -207,16 +381,20 @@ static void cancel_timer(struct session *s, const char *name)
 		s->status = EXIT_USAGE;
 		return;
 	}
-	ret = htw_cancel(s->h, t->handle);
-	/* A one-shot timer whose record we read is unknown to the kernel. */
-	if (ret == -ENOENT && t->fired && !t->period_ns)
-		ret = -EALREADY;
+	if (t->in_table) {
+		ret = cancel_slot(s, t);
+	} else {
+		ret = htw_cancel(s->h, t->handle);
+		/* A one-shot timer whose record we read is unknown to the kernel. */
+		if (ret == -ENOENT && t->fired && !t->period_ns)
+			ret = -EALREADY;
+	}
 	print_cancel(now, t->name, ret);
 	if (ret == 0)
 		t->done = true;
 }
 
-/* Move timer @name to @dur from now, keeping its handle. */
+/* Move timer @name to @dur from now, keeping its handle or slot. */
 static void rearm_timer(struct session *s, const char *name, const char *dur)
 {
 	struct timer *t = find_timer(s, name);
@@ -232,28 +410,16 @@ static void rearm_timer(struct session *s, const char *name, const char *dur)
 		s->status = EXIT_USAGE;
 		return;
 	}
-	ret = htw_rearm(s->h, t->handle, delay);
-	print_rearm(now, t->name, delay, ret);
+	if (t->in_table)
+		ret = rearm_slot(s, t, delay);
+	else
+		ret = htw_rearm(s->h, t->handle, delay);
+	print_rearm(now, t, delay, ret);
 	/* Pending again, whatever it was: the session waits for it. */
 	if (ret >= 0) {
 		t->delay_ns = delay;
 		t->done = false;
 	}
-}
-
-/* Cancel what is left and say what never ran. */
-static void drain_report(struct session *s)
-{
-	struct htw_unexpired u[64];
-	int n;
-
-	n = htw_drain(s->h, u, ARRAY_SIZE(u));
-	if (n < 0) {
-		err("drain: %s", strerror(-n));
-		s->status = EXIT_FAIL;
-		return;
-	}
-	print_never_ran(s, u, n, ARRAY_SIZE(u));
 }
 
 /* ---- the event loop ---- */
@@ -306,6 +472,7 @@ static void take_expiry(struct session *s, const struct htw_expiry *r)
 	}
 }
 
+/* Every record there is: read() has the handle timers', the ring the slots'. */
 static void read_expiries(struct session *s)
 {
 	struct htw_expiry r[64];
@@ -318,24 +485,126 @@ static void read_expiries(struct session *s)
 		err("read: %s", strerror(-n));
 		s->status = EXIT_FAIL;
 	}
+	reap_table(s);
+}
+
+/* ---- the end: drain ---- */
+
+static bool table_settled(struct session *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->ntimers; i++)
+		if (s->timers[i].in_table && !s->timers[i].done)
+			return false;
+	return true;
+}
+
+/*
+ * A slot whose cancel found it fired has its record in the ring, or about
+ * to be: the kernel claims the slot, then writes the record.  Wait for
+ * those, a little, so that what fired is printed as fired.
+ */
+static void wait_table_records(struct session *s)
+{
+	uint64_t end = htw_now(s->h) + 100 * HTW_NSEC_PER_MSEC, now;
+
+	read_expiries(s);
+	while (!table_settled(s) && (now = htw_now(s->h)) < end) {
+		if (htw_wait(s->h, end - now) < 0)
+			break;
+		read_expiries(s);
+	}
+}
+
+/* Disarm every table slot: those still armed join @nr; how many did. */
+static int drain_table(struct session *s, struct never_ran *nr)
+{
+	uint64_t now = htw_now(s->h);
+	unsigned int i;
+	int n = 0;
+
+	if (!s->tab)
+		return 0;
+	for (i = 0; i < s->ntimers; i++) {
+		struct timer *t = &s->timers[i];
+
+		if (!t->in_table || htw_table_cancel(s->tab, i) != 1)
+			continue;
+		t->done = t->cancelled = true;
+		nr[n].t = t;
+		nr[n].cookie = t->cookie;
+		nr[n++].remaining_ns = t->deadline_ns > now ? t->deadline_ns - now : 0;
+	}
+	wait_table_records(s);
+	return n;
+}
+
+/* Cancel what is left and say what never ran. */
+static void drain_report(struct session *s)
+{
+	static struct never_ran nr[DRAIN_LISTED + MAX_TIMERS];
+	struct htw_unexpired u[DRAIN_LISTED];
+	int n, i, listed, slots;
+
+	n = htw_drain(s->h, u, ARRAY_SIZE(u));
+	if (n < 0) {
+		err("drain: %s", strerror(-n));
+		s->status = EXIT_FAIL;
+		return;
+	}
+	for (i = 0; i < n && i < (int)ARRAY_SIZE(u); i++) {
+		nr[i].t = timer_by_handle(s, u[i].handle);
+		nr[i].cookie = u[i].cookie;
+		nr[i].remaining_ns = u[i].remaining_ns;
+	}
+	listed = i;
+	slots = drain_table(s, nr + listed);
+	print_never_ran(nr, n + slots, listed + slots);
+}
+
+/* ---- stdin of watch ---- */
+
+/* 'at', 'every' or 'table' DUR [NAME]: a timer due DUR from now. */
+static void stdin_timer(struct session *s, const char *kind, const char *dur,
+			const char *name)
+{
+	bool every = !strcmp(kind, "every"), table = !strcmp(kind, "table");
+	struct timer *t;
+	char arg[128];
+	int ret;
+
+	snprintf(arg, sizeof(arg), "%s%s%s", dur, name ? ":" : "", name ?: "");
+	if (add_timer(s, arg, every, s->ntimers)) {
+		s->status = EXIT_USAGE;
+		return;
+	}
+	t = &s->timers[s->ntimers - 1];
+	if (!table) {
+		schedule_timer(s, t);
+		return;
+	}
+	ret = table_open(s, MAX_TIMERS);
+	if (ret) {
+		/* No table, no timer: its name is free again. */
+		s->ntimers--;
+		s->status = ret;
+		return;
+	}
+	t->in_table = true;
+	arm_slot(s, t, htw_now(s->h));
 }
 
 static void stdin_command(struct session *s, char *line)
 {
 	char *cmd = strtok(line, " \t"), *a1 = strtok(NULL, " \t");
 	char *a2 = strtok(NULL, " \t");
-	char arg[128];
-	bool every;
 
 	if (!cmd || *cmd == '#')
 		return;
-	every = !strcmp(cmd, "every");
-	if ((every || !strcmp(cmd, "at")) && a1) {
-		snprintf(arg, sizeof(arg), "%s%s%s", a1, a2 ? ":" : "", a2 ?: "");
-		if (add_timer(s, arg, every, s->ntimers))
-			s->status = EXIT_USAGE;
-		else
-			schedule_timer(s, &s->timers[s->ntimers - 1]);
+	if ((!strcmp(cmd, "at") || !strcmp(cmd, "every") ||
+	     !strcmp(cmd, "table")) && a1) {
+		stdin_timer(s, cmd, a1, a2);
 	} else if (!strcmp(cmd, "cancel") && a1) {
 		cancel_timer(s, a1);
 	} else if (!strcmp(cmd, "rearm") && a1 && a2) {
@@ -344,7 +613,8 @@ static void stdin_command(struct session *s, char *line)
 		print_stats(s->h, s->json);
 	} else {
 		err("stdin: unknown command '%s' (%s)", cmd,
-		    "at DUR [NAME], every DUR [NAME], cancel NAME, rearm NAME DUR, stats");
+		    "at DUR [NAME], every DUR [NAME], table DUR [NAME], cancel NAME, "
+		    "rearm NAME DUR, stats");
 		s->status = EXIT_USAGE;
 	}
 }
@@ -444,6 +714,22 @@ static void run_loop(struct session *s)
 	read_expiries(s);
 }
 
+/*
+ * The instance, and its table if the command line has table timers: one
+ * slot each, or as many as watch may add.  0, or an EXIT_* code.
+ */
+static int session_start(struct session *s)
+{
+	int ret = session_open(s);
+
+	if (ret || !s->use_table || !s->ntimers)
+		return ret;
+	ret = table_open(s, s->read_stdin ? MAX_TIMERS : s->ntimers);
+	if (ret)
+		htw_close(s->h);
+	return ret;
+}
+
 int session_run(struct session *s)
 {
 	unsigned int i;
@@ -455,15 +741,18 @@ int session_run(struct session *s)
 			return EXIT_USAGE;
 		}
 	}
-	ret = session_open(s);
+	ret = session_start(s);
 	if (ret)
 		return ret;
 	s->start_ns = htw_now(s->h);
-	if (!schedule_all(s))
+	if (!schedule_all(s) && !arm_all(s))
 		run_loop(s);
 	drain_report(s);
 	if (s->show_stats && print_stats(s->h, s->json))
 		s->status = EXIT_FAIL;
+	/* The mapping would keep the instance alive past htw_close(). */
+	if (s->tab)
+		htw_table_close(s->tab);
 	htw_close(s->h);
 	return s->status;
 }

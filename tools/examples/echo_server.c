@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
  * htwheel-echo-server: an epoll TCP echo server on loopback that closes
- * connections idle for longer than --idle, with one libhtwheel timer per
- * connection (the IdleStateHandler pattern).
+ * connections idle for longer than --idle, with one slot of libhtwheel's
+ * shared timer table per connection (the IdleStateHandler pattern).
  *
  *   htwheel-echo-server [--port N] [--idle DUR] [--verbose]
  *
  * Prints "listening on 127.0.0.1:PORT" once ready; on SIGINT/SIGTERM
- * prints "accepted A idle-closed I peer-closed P" and exits 0.
+ * prints "accepted A idle-closed I peer-closed P" and exits 0.  It needs
+ * a module with the table (HTW_FEATURE_TABLE).
  *
- * Activity does not touch the wheel at once: the connections that saw
- * activity during one epoll round are rescheduled together at its end,
- * with one htw_cancel_many() and one htw_schedule_many().  A timer is
- * named by a cookie of (generation << 32 | fd), and only the handle the
- * connection holds now may close it, so records of timers that were
- * replaced or of an fd reused since are ignored.
+ * What it shows: pushing an idle timeout back on every bit of activity
+ * costs no system call.  Slot fd belongs to connection fd, armed on
+ * accept with htw_table_arm() and a cookie of (generation << 32 | fd).
+ * Activity moves its deadline later with htw_table_rearm(), a store to
+ * memory shared with the kernel, so each read moves it at once instead of
+ * batching the moves per epoll round; the kernel only finds the later
+ * deadline when the old one comes due.  A peer's close disarms the slot
+ * with htw_table_cancel().  Expiry records are reaped from the completion
+ * ring when the htwheel descriptor polls readable, and only the record of
+ * the deadline a connection holds now may close it: records of an fd
+ * reused since (another generation) or of a slot moved after it fired
+ * (another deadline) are ignored.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,27 +38,24 @@
 
 #include "htwheel.h"
 
-#define MAX_FDS		4096
+#define MAX_FDS		4096	/* also the table's slots: slot fd for fd */
 #define MAX_EVENTS	256
+#define MAX_RECORDS	64
 
 struct conn {
 	bool open;
-	bool touched;		/* activity this round: reschedule at its end */
 	uint32_t gen;
-	uint64_t handle;	/* the idle timer that may close us, 0 if none */
+	/* The idle deadline stored last: only its record may close us. */
+	uint64_t deadline;
 };
 
 struct server {
 	struct htw *htw;
+	struct htw_table *tab;
 	int epfd, lfd;
 	uint64_t idle_ns;
 	bool verbose;
 	struct conn conns[MAX_FDS];
-	int touched[MAX_FDS];
-	int ntouched;
-	/* Reused every round: no allocation after start-up. */
-	struct htw_cancel_entry cancels[MAX_FDS];
-	struct htw_timer_entry entries[MAX_FDS];
 	unsigned long accepted, idle_closed, peer_closed;
 };
 
@@ -63,25 +67,45 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static void touch(struct server *s, int fd)
-{
-	if (!s->conns[fd].touched) {
-		s->conns[fd].touched = true;
-		s->touched[s->ntouched++] = fd;
-	}
-}
-
 static void conn_close(struct server *s, int fd)
 {
-	struct conn *c = &s->conns[fd];
-
-	/* A timer that already fired is fine: its record no longer matches. */
-	if (c->handle)
-		htw_cancel(s->htw, c->handle);
-	c->open = false;
-	c->handle = 0;
+	/*
+	 * A slot that fired already is fine: when its record is read, this
+	 * connection is closed, or the fd has a later generation.
+	 */
+	htw_table_cancel(s->tab, fd);
+	s->conns[fd].open = false;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
 	close(fd);
+}
+
+/*
+ * Idle from now: the deadline is read after the activity it follows, so
+ * it is never sooner than --idle after what the peer last sent.  @arm
+ * gives the slot this connection's cookie (on accept); otherwise the
+ * deadline moves, usually later, which is only a store.  False if the
+ * connection lost its timer and was closed.
+ */
+static bool idle_from_now(struct server *s, int fd, bool arm)
+{
+	struct conn *c = &s->conns[fd];
+	uint64_t d = htw_now(s->htw) + s->idle_ns;
+	int ret;
+
+	if (arm)
+		ret = htw_table_arm(s->tab, fd, d, (uint64_t)c->gen << 32 | fd);
+	else
+		ret = htw_table_rearm(s->tab, fd, d);
+	/*
+	 * 0 from a re-arm: the slot had fired and is armed anew; its record,
+	 * of the old deadline, will not match.
+	 */
+	c->deadline = d;
+	if (ret >= 0)
+		return true;
+	/* No timer, no idle detection: refuse rather than leak. */
+	conn_close(s, fd);
+	return false;
 }
 
 static void on_accept(struct server *s)
@@ -99,15 +123,10 @@ static void on_accept(struct server *s)
 			close(fd);
 			continue;
 		}
-		/*
-		 * .touched stays: an fd closed and reused in the same round
-		 * is still in s->touched[], and touch() must not add it twice.
-		 */
 		s->conns[fd].open = true;
 		s->conns[fd].gen++;
-		s->conns[fd].handle = 0;
 		s->accepted++;
-		touch(s, fd);
+		idle_from_now(s, fd, true);
 	}
 }
 
@@ -135,7 +154,7 @@ static void on_data(struct server *s, int fd)
 	if (!s->conns[fd].open)
 		return;
 	if (echo(fd)) {
-		touch(s, fd);
+		idle_from_now(s, fd, false);
 		return;
 	}
 	s->peer_closed++;
@@ -150,19 +169,19 @@ static bool has_input(int fd)
 	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
-static void on_expiry(struct server *s, const struct htw_expiry *r)
+static void on_expiry(struct server *s, const struct htw_table_cqe *r)
 {
 	int fd = (int)(uint32_t)r->cookie;
 	struct conn *c;
 
-	if (fd < 0 || fd >= MAX_FDS)
+	if (fd < 0 || fd >= MAX_FDS || r->slot != (uint32_t)fd)
 		return;
 	c = &s->conns[fd];
-	if (!c->open || c->gen != r->cookie >> 32 || c->handle != r->handle)
+	if (!c->open || c->gen != r->cookie >> 32 || c->deadline != r->deadline_ns)
 		return;
-	c->handle = 0;
-	if (c->touched || has_input(fd)) {
-		touch(s, fd);
+	/* The slot is disarmed now: the re-arm arms it again. */
+	if (has_input(fd)) {
+		idle_from_now(s, fd, false);
 		return;
 	}
 	if (s->verbose)
@@ -171,46 +190,15 @@ static void on_expiry(struct server *s, const struct htw_expiry *r)
 	conn_close(s, fd);
 }
 
+/* The htwheel descriptor is readable: reap the completion ring. */
 static void on_timers(struct server *s)
 {
-	struct htw_expiry r[64];
+	struct htw_table_cqe r[MAX_RECORDS];
 	int n, i;
 
-	while ((n = htw_read(s->htw, r, 64)) > 0)
+	while ((n = htw_table_reap(s->tab, r, MAX_RECORDS)) > 0)
 		for (i = 0; i < n; i++)
 			on_expiry(s, &r[i]);
-}
-
-/* End of a round: replace the timers of every connection that was active. */
-static void reschedule(struct server *s)
-{
-	int i, fd, nc = 0, ne = 0, done;
-
-	for (i = 0; i < s->ntouched; i++) {
-		struct conn *c = &s->conns[s->touched[i]];
-
-		c->touched = false;
-		if (!c->open)
-			continue;
-		if (c->handle)
-			s->cancels[nc++] = (struct htw_cancel_entry){ .handle = c->handle };
-		s->entries[ne] = (struct htw_timer_entry){
-			.cookie = (uint64_t)c->gen << 32 | s->touched[i],
-			.expires = s->idle_ns,
-		};
-		s->touched[ne++] = s->touched[i];
-	}
-	s->ntouched = 0;
-	if (nc)
-		htw_cancel_many(s->htw, s->cancels, nc);
-	done = ne ? htw_schedule_many(s->htw, s->entries, ne) : 0;
-	for (i = 0; i < ne; i++) {
-		fd = s->touched[i];
-		s->conns[fd].handle = i < done ? s->entries[i].handle : 0;
-		/* No timer, no idle detection: refuse rather than leak. */
-		if (i >= done)
-			conn_close(s, fd);
-	}
 }
 
 static int listen_on(int port)
@@ -254,13 +242,12 @@ static void serve(struct server *s, const sigset_t *unblocked)
 			else
 				on_data(s, ev[i].data.fd);
 		}
-		reschedule(s);
 	}
 }
 
-static int setup(struct server *s, int port)
+/* The instance and its table of MAX_FDS slots; 0 or -1, with a message. */
+static int setup_timers(struct server *s)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	int ret = htw_open(&s->htw, NULL);
 
 	if (ret) {
@@ -268,6 +255,26 @@ static int setup(struct server *s, int port)
 			strerror(-ret));
 		return -1;
 	}
+	ret = htw_table_setup(s->htw, MAX_FDS, 0, &s->tab);
+	if (ret == -EOPNOTSUPP) {
+		fprintf(stderr, "htwheel-echo-server: %s: %s\n", HTW_DEVICE_PATH,
+			"the module has no shared timer table (HTW_FEATURE_TABLE)");
+		return -1;
+	}
+	if (ret) {
+		fprintf(stderr, "htwheel-echo-server: %s: a table of %d slots: %s\n",
+			HTW_DEVICE_PATH, MAX_FDS, strerror(-ret));
+		return -1;
+	}
+	return 0;
+}
+
+static int setup(struct server *s, int port)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (setup_timers(s))
+		return -1;
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->lfd = listen_on(port);
 	if (s->epfd < 0 || s->lfd < 0) {
@@ -324,6 +331,8 @@ int main(int argc, char **argv)
 	serve(&s, &unblocked);
 	printf("accepted %lu idle-closed %lu peer-closed %lu\n",
 	       s.accepted, s.idle_closed, s.peer_closed);
+	/* The mapping first: it would keep the instance alive. */
+	htw_table_close(s.tab);
 	htw_close(s.htw);
 	return 0;
 }

@@ -6,9 +6,10 @@
  * replaced by a new one, so N stays constant and one population serves
  * every repetition.  The load is paced by the clock, the same for every
  * contender, so each gets the same events and the same expiries; the
- * event count, not the population, bounds the run time.
+ * event count, not the population, bounds the run time.  One variant
+ * keeps each connection's timeout in a slot of a shared timer table.
  */
-#include "ubench.h"
+#include "table.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -34,7 +35,7 @@
 #define CONN_TIMERFD_MAX 100000		/* one fd per connection */
 #define RBATCH		4096
 
-enum conn_kind { C_WHEEL, C_TIMERFD, C_EV };
+enum conn_kind { C_WHEEL, C_TIMERFD, C_EV, C_TABLE };
 
 struct conn {
 	enum conn_kind kind;
@@ -59,6 +60,10 @@ struct conn {
 	struct ev_loop *ev;
 	ev_timer *evt, pace;
 	int paced;
+	/* the table: slot i is connection i's timeout */
+	struct ub_table tb;
+	uint64_t now;			/* the loop round's time, as libev's ev_now() */
+	unsigned long enters;		/* HTW_IOC_TABLE_ENTER calls in the window */
 };
 
 /* ---- htwheel: cancel + schedule, flushed once per loop round ---- */
@@ -237,6 +242,55 @@ static void ev_wait(struct conn *k, uint64_t until)
 	k->calls += ev_iteration(k->ev) - it;
 }
 
+/* ---- the table: a slot per connection, moved later by a store ---- */
+
+/* A new connection's timeout, or an old one's moved later on activity. */
+static void table_touch(struct conn *k, unsigned long i)
+{
+	table_arm(&k->tb, i, k->now + k->timeout);
+}
+
+/*
+ * A record whose slot is armed again is stale: activity came after the
+ * kernel claimed it (the exchange returned 0 and armed it anew).  Any
+ * other is an idle connection, replaced by a new one.
+ */
+static void table_reap(struct conn *k)
+{
+	uint32_t head = k->tb.cq_head, tail = table_cq_tail(&k->tb);
+	uint32_t i;
+
+	for (; head != tail; head++) {
+		i = table_cqe(&k->tb, head)->slot;
+		if (i >= k->n || table_deadline(&k->tb, i)) {
+			k->stale++;
+			continue;
+		}
+		k->expiries++;
+		table_touch(k, i);
+	}
+	table_cq_release(&k->tb, tail);
+}
+
+/* As the htwheel variant waits: ppoll on the file, woken by its records. */
+static void table_wait(struct conn *k, uint64_t until)
+{
+	struct pollfd p = { .fd = k->tb.fd, .events = POLLIN };
+	uint64_t now;
+
+	table_reap(k);
+	while ((now = mono()) < until) {
+		struct timespec ts = ts_of(until - now);
+		int r = ppoll(&p, 1, &ts, NULL);
+
+		k->calls++;
+		if (r < 0 && errno != EINTR)
+			die("ppoll");
+		if (r > 0)
+			table_reap(k);
+	}
+}
+
 /* ---- the driver ---- */
 
 /* xorshift64*, reseeded per repetition: each contender sees the same events. */
@@ -276,6 +330,12 @@ static void conn_event(struct conn *k)
 			ev_timer_again(k->ev, w);
 		}
 		break;
+	case C_TABLE:
+		/* A close cancels, and the new connection arms: a submission. */
+		if (close_it)
+			table_cancel(&k->tb, i);
+		table_touch(k, i);
+		break;
 	}
 }
 
@@ -291,6 +351,9 @@ static void conn_wait(struct conn *k, uint64_t until)
 		break;
 	case C_EV:
 		ev_wait(k, until);
+		break;
+	case C_TABLE:
+		table_wait(k, until);
 		break;
 	}
 }
@@ -328,6 +391,8 @@ static void conn_setup(struct conn *k)
 		for (i = 0; i < k->n; i++)
 			ev_timer_init(&k->evt[i], ev_expired, k->phase[i] / 1e9, 0);
 		break;
+	case C_TABLE:
+		break;		/* conn_size() made the table, or left the variant out */
 	}
 }
 
@@ -371,6 +436,13 @@ static void conn_reset(struct conn *k)
 			ev_timer_start(k->ev, &k->evt[i]);
 		}
 		break;
+	case C_TABLE:
+		table_disarm_all(&k->tb);
+		k->now = mono();
+		for (i = 0; i < k->n; i++)
+			table_arm(&k->tb, i, k->now + k->phase[i]);
+		table_enter(&k->tb);
+		break;
 	}
 }
 
@@ -398,6 +470,9 @@ static void conn_release(struct conn *k)
 		ev_loop_destroy(k->ev);
 		free(k->evt);
 		break;
+	case C_TABLE:
+		table_close(&k->tb);
+		break;
 	}
 }
 
@@ -413,6 +488,7 @@ static void run_conn(struct contender *c)
 	k->events = 0;
 	k->expiries = 0;
 	k->stale = 0;
+	k->enters = k->tb.enters;
 	window_begin(&win);
 	t0 = mono();
 	for (;;) {
@@ -420,6 +496,7 @@ static void run_conn(struct contender *c)
 
 		if (now >= t0 + CONN_WINDOW)
 			break;
+		k->now = now;
 		due = (now - t0) * CONN_RATE / NSEC_PER_SEC;
 		if (due > k->events + CONN_RATE * CONN_PERIOD / NSEC_PER_SEC * 2)
 			lag++;
@@ -431,21 +508,49 @@ static void run_conn(struct contender *c)
 	}
 	window_end(&win);
 	window_add(&c->win, &win);
+	k->enters = k->tb.enters - k->enters;
 	c->ops = k->events + k->expiries;
-	c->calls = k->calls;
-	put_meta("conn", "%s, n %lu: %lu events, %lu expiries, %lu stale, %llu late rounds, %.3f s",
-		 c->who, k->n, k->events, k->expiries, k->stale,
-		 (unsigned long long)lag, win.wall / 1e9);
+	c->calls = k->calls + k->enters;
+	put_meta("conn",
+		 "%s%s%s, n %lu: %lu events, %lu expiries, %lu stale, %llu late rounds, %.3f s",
+		 c->who, c->kase ? ", " : "", c->kase ? c->kase : "", k->n, k->events,
+		 k->expiries, k->stale, (unsigned long long)lag, win.wall / 1e9);
+}
+
+/* The table's own system calls, apart from the loop's waits. */
+static void print_conn_table(const char *section, const char *kase,
+			     unsigned long n, const struct contender *c)
+{
+	const struct conn *k = c->ctx;
+	char key[256];
+
+	snprintf(key, sizeof(key), "%s: HTW_IOC_TABLE_ENTER calls", kase);
+	put_sample(section, key, n, c->who, "syscalls", k->enters / c->ops);
+}
+
+/* 0, or the table could not be made at this size (EDQUOT, say): said, left out. */
+static int conn_table_open(struct conn *k, unsigned long n)
+{
+	int err = table_open(&k->tb, n, O_NONBLOCK);
+
+	if (err)
+		put_meta("not run", "connection idle timeout, n %lu: htwheel table (%s)",
+			 n, strerror(-err));
+	return err;
 }
 
 static void conn_size(unsigned long n)
 {
 	static const char section[] =
 		"connection idle timeout: N connections, 4000 events/s, CPU per event";
-	static const struct { enum conn_kind kind; const char *who; } impls[] = {
-		{ C_WHEEL, "htwheel" },
-		{ C_TIMERFD, "timerfd per connection + epoll" },
-		{ C_EV, "libev ev_timer heap, one epoll_wait timeout" },
+	static const struct {
+		enum conn_kind kind;
+		const char *who, *kase;
+	} impls[] = {
+		{ C_WHEEL, "htwheel", "connection event" },
+		{ C_TABLE, "htwheel", "connection event, table" },
+		{ C_TIMERFD, "timerfd per connection + epoll", NULL },
+		{ C_EV, "libev ev_timer heap, one epoll_wait timeout", NULL },
 	};
 	uint64_t timeout = 4 * n * NSEC_PER_SEC / CONN_RATE;
 	uint64_t *phase = xcalloc(n, sizeof(*phase));
@@ -464,10 +569,12 @@ static void conn_size(unsigned long n)
 		}
 		k[nc] = (struct conn){ .kind = impls[i].kind, .n = n,
 				       .timeout = timeout, .phase = phase };
+		if (impls[i].kind == C_TABLE && conn_table_open(&k[nc], n))
+			continue;
 		conn_setup(&k[nc]);
-		c[nc] = (struct contender){ .who = impls[i].who,
-			.kase = impls[i].kind == C_WHEEL ? "connection event" : NULL,
-			.run = run_conn, .ctx = &k[nc] };
+		c[nc] = (struct contender){ .who = impls[i].who, .kase = impls[i].kase,
+			.run = run_conn, .ctx = &k[nc],
+			.print = impls[i].kind == C_TABLE ? print_conn_table : NULL };
 		nc++;
 	}
 	run_section(section, n, c, nc, 0, UB_REPS);
@@ -491,6 +598,8 @@ int bench_conn(const char *sizes)
 		 "cancels and schedules of one 10 ms loop round in one HTW_IOC_CANCEL and one HTW_IOC_SCHEDULE; expiries by ppoll + read");
 	put_meta("conn libev",
 		 "ev_timer_again on activity, ev_timer_stop + ev_timer_start on close; its loop sleeps in epoll_wait with the heap's first timeout");
+	put_meta("conn htwheel table",
+		 "a slot per connection, deadlines from the loop round's time (as libev's ev_now()): activity moves it later with one exchange, no system call; a close cancels it (exchange) and the new connection arms it (exchange + submission; HTW_IOC_TABLE_ENTER only if earlier than the kernel's next look, or the ring is full); expiries from the completion ring, after ppoll as the htwheel variant; ': system calls' counts them all, the loop's ppoll waits included; ': HTW_IOC_TABLE_ENTER calls' the table's own, which a server waiting on its sockets anyway would add to that wait");
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		conn_size(strtoul(tok, NULL, 0));
 	free(list);

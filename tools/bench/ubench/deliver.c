@@ -4,11 +4,14 @@
  * htwheel's read() (blocking, and through an eventfd in epoll) and through
  * one timerfd each in one epoll.  Lateness comes from raw timestamps taken
  * when a record or readiness is seen; it is computed after the window.
+ * A section of its own takes the expiries of a shared timer table's slots
+ * from its completion ring, beside the same number of timers read().
  */
-#include "ubench.h"
+#include "table.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,15 +28,22 @@
  */
 #define DELIVER_MAX	10000
 #define DELIVER_SPAN	(2 * NSEC_PER_SEC)
+/*
+ * The table's section: many expiries a tick, so that each consumer's cost
+ * per record shows, not its cost per wake-up; no timerfd has to keep up.
+ */
+#define TABLE_DELIVER_MAX	100000
+#define TABLE_DELIVER_SPAN	(20 * NSEC_PER_MSEC)
 #define RBATCH		4096
 /* Lateness histogram: 4 bins per octave from 1 us; bin 0 is < 1 us. */
 #define HBINS		120
 
-enum deliver_kind { D_READ, D_EVENTFD, D_TIMERFD };
+enum deliver_kind { D_READ, D_EVENTFD, D_TIMERFD, D_TABLE };
 
 struct deliver {
 	enum deliver_kind kind;
 	unsigned long n;
+	uint64_t lead;			/* arming to the first deadline; 0: deliver's own */
 	const uint64_t *offset;
 	uint64_t *deadline, *seen, *late;
 	unsigned long got, early;
@@ -42,18 +52,32 @@ struct deliver {
 	struct htw_timer_entry *e;
 	struct htw_expiry *rec;
 	struct epoll_event *evs;
+	struct ub_table tb;
 };
+
+/* Every slot at its deadline, all taken in before the window opens. */
+static void arm_table(struct deliver *d)
+{
+	unsigned long i;
+
+	for (i = 0; i < d->n; i++)
+		table_arm(&d->tb, i, d->deadline[i]);
+	table_enter(&d->tb);
+}
 
 static uint64_t arm(struct deliver *d)
 {
 	/* Arming timerfds takes ~31 us each in UML: start after it. */
-	uint64_t t0 = mono() + 200 * NSEC_PER_MSEC + d->n * 100000ULL;
+	uint64_t t0 = mono() + (d->lead ? d->lead :
+				200 * NSEC_PER_MSEC + d->n * 100000ULL);
 	struct itimerspec its = { 0 };
 	unsigned long i;
 
 	for (i = 0; i < d->n; i++)
 		d->deadline[i] = t0 + d->offset[i];
-	if (d->kind == D_TIMERFD) {
+	if (d->kind == D_TABLE) {
+		arm_table(d);
+	} else if (d->kind == D_TIMERFD) {
 		for (i = 0; i < d->n; i++) {
 			its.it_value = ts_of(d->deadline[i]);
 			if (timerfd_settime(d->fds[i], TFD_TIMER_ABSTIME, &its, NULL))
@@ -134,6 +158,60 @@ static unsigned long consume_timerfd(struct deliver *d)
 	return calls;
 }
 
+/* The records of a batch, timestamped as read() records are. */
+static void take_cqes(struct deliver *d, uint32_t head, uint32_t tail)
+{
+	uint64_t now = mono();
+
+	for (; head != tail; head++) {
+		if (d->got == d->n)
+			table_fail("more records than slots armed");
+		d->late[d->got] = table_cqe(&d->tb, head)->deadline_ns;
+		d->seen[d->got++] = now;
+	}
+	table_cq_release(&d->tb, tail);
+}
+
+/*
+ * Asleep in poll() while the ring is empty, as read() sleeps in the
+ * kernel; bounded, so that a slot that never fires fails the run rather
+ * than hanging the boot.
+ */
+static unsigned long consume_table(struct deliver *d)
+{
+	struct pollfd p = { .fd = d->tb.fd, .events = POLLIN };
+	unsigned long calls = 0;
+	uint32_t tail;
+	int r;
+
+	while (d->got < d->n) {
+		tail = table_cq_tail(&d->tb);
+		if (tail != d->tb.cq_head) {
+			take_cqes(d, d->tb.cq_head, tail);
+			continue;
+		}
+		calls++;
+		r = poll(&p, 1, 10000);
+		if (r < 0 && errno != EINTR)
+			die("poll htwheel");
+		if (!r)
+			table_fail("no record in 10 s, slots still armed");
+	}
+	return calls;
+}
+
+static unsigned long consume(struct deliver *d)
+{
+	switch (d->kind) {
+	case D_TIMERFD:
+		return consume_timerfd(d);
+	case D_TABLE:
+		return consume_table(d);
+	default:
+		return consume_wheel(d);
+	}
+}
+
 static void run_deliver(struct contender *c)
 {
 	struct deliver *d = c->ctx;
@@ -144,9 +222,12 @@ static void run_deliver(struct contender *c)
 	d->got = 0;
 	d->early = 0;
 	t0 = arm(d);
+	if (mono() > t0 - 20 * NSEC_PER_MSEC)
+		put_meta("late start", "%s: armed after the window was due to open",
+			 c->kase ? c->kase : c->who);
 	sleep_until(t0 - 20 * NSEC_PER_MSEC);
 	window_begin(&win);
-	c->calls = d->kind == D_TIMERFD ? consume_timerfd(d) : consume_wheel(d);
+	c->calls = consume(d);
 	window_end(&win);
 	c->win = win;
 	c->ops = d->got;
@@ -194,6 +275,23 @@ static void print_lateness(const char *section, const char *kase,
 	put_sample(section, k, n, c->who, "count", d->early);
 }
 
+static void put_lateness_hist(struct deliver *d, const struct contender *c)
+{
+	char name[128];
+	unsigned int j;
+
+	hist_add(d);
+	snprintf(name, sizeof(name), "%s%s%s", c->who,
+		 c->kase ? ", " : "", c->kase ? c->kase : "");
+	for (j = 0; j < HBINS; j++) {
+		double lo = j ? (double)(1ULL << ((j - 1) / 4)) *
+				(1 + ((j - 1) % 4) / 4.0) : 0;
+
+		if (d->hist[j])
+			put_hist(name, lo, d->hist[j]);
+	}
+}
+
 static void setup(struct deliver *d)
 {
 	unsigned long i;
@@ -215,6 +313,11 @@ static void setup(struct deliver *d)
 			if (d->fds[i] < 0 || epoll_ctl(d->ep, EPOLL_CTL_ADD, d->fds[i], &ev))
 				die("timerfd + epoll_ctl");
 		}
+		return;
+	}
+	if (d->kind == D_TABLE) {
+		/* bench_deliver_table() opened it: it knows whether one can be made. */
+		d->fd = d->tb.fd;
 		return;
 	}
 	d->fd = open_wheel(d->kind == D_EVENTFD ? O_NONBLOCK : 0);
@@ -245,10 +348,9 @@ int bench_deliver(unsigned long n)
 		{ .who = "htwheel", .kase = "expiry, htwheel eventfd+epoll then read()" },
 		{ .who = "timerfd per timer in one epoll, read() each" },
 	};
-	unsigned long nd = n < DELIVER_MAX ? n : DELIVER_MAX, i, j;
+	unsigned long nd = n < DELIVER_MAX ? n : DELIVER_MAX, i;
 	uint64_t *offset = xcalloc(nd, sizeof(*offset));
 	struct htw_stats st;
-	char name[128];
 
 	meta_run("deliver");
 	if (nd < n)
@@ -266,21 +368,71 @@ int bench_deliver(unsigned long n)
 	}
 	run_section(section, nd, c, 3, 0, UB_REPS);
 	/* The histogram of the last repetition of each. */
-	for (i = 0; i < 3; i++) {
-		hist_add(&d[i]);
-		snprintf(name, sizeof(name), "%s%s%s", c[i].who,
-			 c[i].kase ? ", " : "", c[i].kase ? c[i].kase : "");
-		for (j = 0; j < HBINS; j++) {
-			double lo = j ? (double)(1ULL << ((j - 1) / 4)) *
-					(1 + ((j - 1) % 4) / 4.0) : 0;
-
-			if (d[i].hist[j])
-				put_hist(name, lo, d[i].hist[j]);
-		}
-	}
+	for (i = 0; i < 3; i++)
+		put_lateness_hist(&d[i], &c[i]);
 	read_wheel_stats(d[0].fd, &st);
 	put_meta("htwheel tick_ns", "%llu", (unsigned long long)st.tick_ns);
 	put_meta("htwheel kernel max lateness", "%llu ns", (unsigned long long)st.max_late_ns);
 	free(offset);
 	return 0;
+}
+
+static void release(struct deliver *d)
+{
+	if (d->kind == D_TABLE)
+		table_close(&d->tb);
+	else
+		close(d->fd);
+	free(d->deadline);
+	free(d->seen);
+	free(d->late);
+	free(d->e);
+	free(d->rec);
+}
+
+/*
+ * n slots of a table due over 20 ms, consumed from the completion ring,
+ * beside n timers of a file consumed with blocking read(): the same
+ * deadlines, the same measure (process CPU and the machine's, from the
+ * first deadline to the last record).
+ */
+void bench_deliver_table(unsigned long n)
+{
+	static const char section[] =
+		"user-space table expiry: N slots due over 20 ms, each expiry consumed";
+	struct deliver d[2] = { { .kind = D_TABLE }, { .kind = D_READ } };
+	struct contender c[2] = {
+		{ .who = "htwheel", .kase = "expiry through the completion ring" },
+		{ .who = "htwheel blocking read() of struct htw_expiry" },
+	};
+	unsigned long nd = n < TABLE_DELIVER_MAX ? n : TABLE_DELIVER_MAX, i;
+	uint64_t *offset;
+	int err = table_open(&d[0].tb, nd, 0);
+
+	if (err) {
+		put_meta("not run", "%s, n %lu: %s", section, nd, strerror(-err));
+		return;
+	}
+	if (nd < n)
+		put_meta("table expiry", "%lu slots, not %lu", nd, n);
+	put_meta("table expiry consumers",
+		 "the ring: poll() while it is empty, then every record to its tail, one acquire and one release a batch; read(): blocking, 4096 records of struct htw_expiry at most a call; system calls: the poll()s, the read()s");
+	offset = xcalloc(nd, sizeof(*offset));
+	for (i = 0; i < nd; i++)
+		offset[i] = rnd() % TABLE_DELIVER_SPAN;
+	for (i = 0; i < 2; i++) {
+		d[i].n = nd;
+		/* Arming n slots or timers takes well under 10 us each in UML and qemu. */
+		d[i].lead = 200 * NSEC_PER_MSEC + nd * 10000ULL;
+		d[i].offset = offset;
+		setup(&d[i]);
+		c[i].run = run_deliver;
+		c[i].ctx = &d[i];
+		c[i].print = print_lateness;
+	}
+	run_section(section, nd, c, 2, 0, UB_REPS);
+	put_lateness_hist(&d[0], &c[0]);
+	for (i = 0; i < 2; i++)
+		release(&d[i]);
+	free(offset);
 }

@@ -8,6 +8,9 @@
  *   htwheel_ubench conn    N,N,.. [OUTDIR]  connection idle timeouts
  *   htwheel_ubench deliver N [OUTDIR]  expiries read by the program
  *   htwheel_ubench mem     N [OUTDIR]  kernel memory per pending timer
+ *   htwheel_ubench table   N,N,.. [OUTDIR]  the shared timer table beside
+ *                                      the peers of sched, rearm, deliver
+ *                                      and mem (conn has its own variant)
  *   htwheel_ubench idle    SECONDS     wake-ups with one timer an hour away
  *
  * Output: the lines of the bench format (sample, meta, hist) for
@@ -39,10 +42,12 @@ int main(int argc, char **argv)
 		return bench_deliver(n);
 	if (!strcmp(what, "mem"))
 		return bench_mem(n);
+	if (!strcmp(what, "table"))
+		return bench_table(arg ? arg : "100000");
 	if (!strcmp(what, "idle"))
 		return bench_idle(arg ? atof(arg) : 5);
 	fprintf(stderr,
-		"usage: %s sched|rearm|deliver|mem N [OUTDIR] | conn N[,N...] [OUTDIR] | idle SECONDS\n",
+		"usage: %s sched|rearm|deliver|mem N [OUTDIR] | conn|table N[,N...] [OUTDIR] | idle SECONDS\n",
 		argv[0]);
 	return 2;
 }

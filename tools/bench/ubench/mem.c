@@ -5,10 +5,14 @@
  * across arming N timers, over the caches that grew with N.  Page-level
  * counters (Slab, MemFree) move with whatever else churned the same
  * pages; object counts do not.  The user-space timers (libuv, libev) use
- * no kernel memory per timer; their user memory is their sizeof.
+ * no kernel memory per timer; their user memory is their sizeof.  A
+ * section of its own counts a shared timer table's: its mapping
+ * (mmap_size, the vmalloc'ed pages the kernel shares) and the slab
+ * objects of its kernel timers.
  */
-#include "ubench.h"
+#include "table.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +53,13 @@ static void slabs_read(struct slabs *t)
 	fclose(f);
 }
 
-enum mem_kind { M_WHEEL, M_TIMERFD, M_UV, M_EV };
+enum mem_kind { M_WHEEL, M_TIMERFD, M_UV, M_EV, M_TABLE };
 
 struct mem {
 	enum mem_kind kind;
 	unsigned long n;
 	double kbytes, ubytes;
+	double sbytes, vbytes;		/* the table's mapping; VmallocUsed's growth */
 	char caches[512];
 	struct slabs before, after;
 	struct htw_timer_entry *e;
@@ -83,6 +88,55 @@ static double slabs_delta(struct mem *m)
 			 (double)(a->active - b) * a->size / m->n);
 	}
 	return sum;
+}
+
+/* VmallocUsed of /proc/meminfo, in bytes: a check on the table's pages. */
+static double vmalloc_used(void)
+{
+	char line[256];
+	unsigned long kb = 0;
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		die("/proc/meminfo");
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmallocUsed: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024.0;
+}
+
+/*
+ * The slab objects that come with HTW_IOC_TABLE_SETUP (its kernel timers,
+ * taken all at once) and the mapping; arming the slots allocates nothing,
+ * but they are armed an hour away before the count, as the other
+ * contenders' timers are.
+ */
+static void mem_table(struct mem *m)
+{
+	int fd = open_wheel(0), err;
+	struct ub_table t;
+	unsigned long i;
+	uint64_t base;
+	double vm;
+
+	slabs_read(&m->before);
+	vm = vmalloc_used();
+	err = table_setup(&t, fd, m->n);
+	if (err) {
+		errno = -err;
+		die("HTW_IOC_TABLE_SETUP");
+	}
+	base = mono() + 3600 * NSEC_PER_SEC;
+	for (i = 0; i < m->n; i++)
+		table_arm(&t, i, base + i);
+	table_enter(&t);
+	slabs_read(&m->after);
+	m->vbytes = (vmalloc_used() - vm) / m->n;
+	m->kbytes = slabs_delta(m) / m->n;
+	m->sbytes = (double)t.ts.mmap_size / m->n;
+	m->ubytes = 0;
+	table_close(&t);
 }
 
 static void run_mem(struct contender *c)
@@ -134,6 +188,9 @@ static void run_mem(struct contender *c)
 		m->kbytes = 0;
 		m->ubytes = sizeof(ev_timer);
 		break;
+	case M_TABLE:
+		mem_table(m);
+		break;
 	}
 	/* Let RCU-freed objects go before the next contender counts. */
 	usleep(200000);
@@ -184,4 +241,66 @@ int bench_mem(unsigned long n)
 	put_meta("sizeof ev_timer", "%zu", sizeof(ev_timer));
 	run_section(section, n, c, 4, 0, UB_REPS);
 	return 0;
+}
+
+#define TABLE_MEM_CASE	"bytes per table timer (mmap_size + slab objects)"
+
+/*
+ * The table's total beside what a timer of each other kind costs in all,
+ * kernel and user memory: a handle timer and the handle kept to cancel
+ * it, a libuv or libev timer's struct.
+ */
+static void print_table_mem(const char *section, const char *kase,
+			    unsigned long n, const struct contender *c)
+{
+	const struct mem *m = c->ctx;
+
+	(void)kase;
+	put_sample(section, TABLE_MEM_CASE, n, c->who, "B",
+		   m->sbytes + m->kbytes + m->ubytes);
+	if (m->kind != M_TABLE) {
+		if (m->caches[0])
+			put_meta("slab caches", "%s, n %lu: %s", c->who, n, m->caches);
+		return;
+	}
+	put_sample(section, "shared bytes per table timer (mmap_size)", n, c->who, "B",
+		   m->sbytes);
+	put_sample(section, "kernel bytes per table timer (slab objects)", n, c->who, "B",
+		   m->kbytes);
+	put_meta("table memory",
+		 "n %lu: VmallocUsed grew %.2f B per slot, mmap_size is %.2f B; slab caches: %s",
+		 n, m->vbytes, m->sbytes, m->caches[0] ? m->caches : "none grew");
+}
+
+void bench_mem_table(unsigned long n)
+{
+	static const char section[] =
+		"memory per table timer: N slots armed an hour away";
+	struct mem m[4] = {
+		{ .kind = M_TABLE }, { .kind = M_WHEEL }, { .kind = M_UV }, { .kind = M_EV },
+	};
+	struct contender c[4] = {
+		{ .who = "htwheel" },
+		{ .who = "htwheel handle timer (slab objects + the 8-byte handle kept)" },
+		{ .who = "libuv uv_timer_t (user space, its heap node inside)" },
+		{ .who = "libev ev_timer (user space, its sizeof; its heap slot not counted)" },
+	};
+	unsigned int i;
+
+	put_meta("table memory counted",
+		 "per slot: mmap_size / entries (the shared pages, vmalloc'ed: header, slots, both rings at their power-of-two sizes) + the slab objects' growth across HTW_IOC_TABLE_SETUP and the arming (mem's count: the caches that grew by an object per 1024 slots, i.e. the htw_timer chunks the table's timers come from; at small N the table's fixed parts, its wheel and struct htw_table, pass that bar too and are spread over the slots); VmallocUsed's growth is printed beside as a check on the shared pages");
+	for (i = 0; i < 4; i++) {
+		m[i].n = n;
+		m[i].e = xcalloc(n, sizeof(*m[i].e));
+		m[i].fds = xcalloc(n, sizeof(int));
+		c[i].run = run_mem;
+		c[i].ctx = &m[i];
+		c[i].print = print_table_mem;
+		c[i].own_rows = 1;
+	}
+	run_section(section, n, c, 4, 0, UB_REPS);
+	for (i = 0; i < 4; i++) {
+		free(m[i].e);
+		free(m[i].fds);
+	}
 }

@@ -5,14 +5,16 @@
  * htwheel moves them in place with HTW_IOC_REARM, batched as an event
  * loop flushes its changes; its older way, cancel + schedule (a new
  * handle each time), one timer per ioctl pair or batched, is kept beside
- * it for reference.
+ * it for reference.  A section of its own moves the slots of a shared
+ * timer table later, a store each, beside HTW_IOC_REARM, libuv and libev.
  */
 #include "peers.h"
-#include "ubench.h"
+#include "table.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
@@ -20,7 +22,7 @@
 /* Re-arms per window: enough for the CPU clock, bounded for UML's syscalls. */
 #define REARM_MAX	10000
 
-enum rearm_kind { R_WHEEL, R_WHEEL_CS, R_TIMERFD, R_POSIX, R_UV, R_EV };
+enum rearm_kind { R_WHEEL, R_WHEEL_CS, R_TIMERFD, R_POSIX, R_UV, R_EV, R_TABLE };
 
 struct rearm_impl {
 	enum rearm_kind kind;
@@ -33,6 +35,8 @@ struct rearm_impl {
 	uv_timer_t *uvt;
 	struct ev_loop *ev;
 	ev_timer *evt;
+	struct ub_table tb;
+	uint64_t base;			/* the table's deadlines: base + delay */
 };
 
 struct rearm_ctx {
@@ -116,6 +120,18 @@ static unsigned long wheel_cancel_schedule(struct rearm_ctx *r, struct rearm_imp
 	return calls;
 }
 
+/* Later: the exchange alone; earlier: a submission too, and maybe an enter. */
+static unsigned long table_move(struct rearm_impl *m, struct rearm_ctx *r)
+{
+	unsigned long j, i, enters = m->tb.enters;
+
+	for (j = 0; j < r->k; j++) {
+		i = r->idx[j];
+		table_arm(&m->tb, i, m->base + r->to[i]);
+	}
+	return m->tb.enters - enters;
+}
+
 /*
  * Moves the k chosen timers to the delays of pass @pass; returns the
  * system calls.  The delays are computed first: building them is the
@@ -168,6 +184,8 @@ static unsigned long move(struct rearm_ctx *r, struct rearm_impl *m,
 			ev_timer_again(m->ev, &m->evt[i]);
 		}
 		return 0;
+	case R_TABLE:
+		return table_move(m, r);
 	}
 	return 0;
 }
@@ -184,6 +202,9 @@ static void run_rearm(struct contender *c)
 	 * than a pass lasts) later, or earlier, than the pass before.
 	 */
 	move(r, rc->m, rc->later ? 0 : c->passes);
+	/* Moving back to pass 0 made submissions: taken in outside the window. */
+	if (rc->m->kind == R_TABLE)
+		table_enter(&rc->m->tb);
 	window_begin(&win);
 	for (p = 1; p <= c->passes; p++) {
 		c->calls += move(r, rc->m, rc->later ? p : c->passes - p);
@@ -249,6 +270,13 @@ static void arm_all(struct rearm_ctx *r, struct rearm_impl *m, unsigned long n)
 			ev_timer_start(m->ev, &m->evt[i]);
 		}
 		break;
+	case R_TABLE:
+		/* m->tb is open: the caller saw whether the table could be made. */
+		m->base = mono();
+		for (i = 0; i < n; i++)
+			table_arm(&m->tb, i, m->base + r->a[i]);
+		table_enter(&m->tb);
+		break;
 	}
 }
 
@@ -273,13 +301,21 @@ static void release(struct rearm_impl *m, unsigned long n)
 		free(m->pt);
 		break;
 	case R_UV:
-		free(m->uvt);	/* the loop is left to exit: closing needs uv_run */
+		for (i = 0; i < n; i++)
+			uv_close((uv_handle_t *)&m->uvt[i], NULL);
+		uv_run(&m->uv, UV_RUN_DEFAULT);
+		if (uv_loop_close(&m->uv))
+			die("uv_loop_close");
+		free(m->uvt);
 		break;
 	case R_EV:
 		for (i = 0; i < n; i++)
 			ev_timer_stop(m->ev, &m->evt[i]);
 		ev_loop_destroy(m->ev);
 		free(m->evt);
+		break;
+	case R_TABLE:
+		table_close(&m->tb);
 		break;
 	}
 }
@@ -296,6 +332,48 @@ static int rearm_supported(void)
 	ok = ioctl(fd, HTW_IOC_REARM, &rs) < 0 && errno == EINVAL;
 	close(fd);
 	return ok;
+}
+
+/* The delays of the n timers and the random k of them moved, in random order. */
+static void rearm_setup(struct rearm_ctx *r, unsigned long n)
+{
+	unsigned long i, *perm;
+
+	*r = (struct rearm_ctx){ .n = n, .k = n < REARM_MAX ? n : REARM_MAX };
+	r->a = xcalloc(n, sizeof(*r->a));
+	r->step = xcalloc(n, sizeof(*r->step));
+	r->to = xcalloc(n, sizeof(*r->to));
+	r->e = xcalloc(n, sizeof(*r->e));
+	r->c = xcalloc(n, sizeof(*r->c));
+	r->re = xcalloc(r->k, sizeof(*r->re));
+	perm = xcalloc(n, sizeof(*perm));
+	for (i = 0; i < n; i++) {
+		r->a[i] = rearm_delay();
+		r->step[i] = 10 * NSEC_PER_SEC + rnd() % (10 * NSEC_PER_SEC);
+		perm[i] = i;
+	}
+	/* A random k of the n, in random order: the cold case. */
+	for (i = 0; i < r->k; i++) {
+		unsigned long j = i + rnd() % (n - i), t = perm[i];
+
+		perm[i] = perm[j];
+		perm[j] = t;
+	}
+	r->idx = perm;
+	put_meta("re-arm", "%lu of the %lu pending timers per pass, random order", r->k, n);
+	put_meta("re-arm delays",
+		 "armed log-uniform 18..73 min; each pass moves each chosen timer 10..20 s later (or earlier) than the pass before");
+}
+
+static void rearm_free(struct rearm_ctx *r)
+{
+	free(r->a);
+	free(r->step);
+	free(r->to);
+	free(r->e);
+	free(r->c);
+	free(r->re);
+	free(r->idx);
 }
 
 int bench_rearm(unsigned long n)
@@ -319,35 +397,13 @@ int bench_rearm(unsigned long n)
 	struct rearm_impl m[ARRAY_SIZE(impls)];
 	struct rearm_case rc[2 * ARRAY_SIZE(impls)];
 	struct contender c[2 * ARRAY_SIZE(impls)];
-	struct rearm_ctx r = { .n = n, .k = n < REARM_MAX ? n : REARM_MAX };
-	unsigned long i, nc = 0, nm = 0, *perm;
+	struct rearm_ctx r;
+	unsigned long i, nc = 0, nm = 0;
 	int later, in_place = rearm_supported();
 
 	meta_run("rearm");
 	raise_limits(n);
-	r.a = xcalloc(n, sizeof(*r.a));
-	r.step = xcalloc(n, sizeof(*r.step));
-	r.to = xcalloc(n, sizeof(*r.to));
-	r.e = xcalloc(n, sizeof(*r.e));
-	r.c = xcalloc(n, sizeof(*r.c));
-	r.re = xcalloc(r.k, sizeof(*r.re));
-	perm = xcalloc(n, sizeof(*perm));
-	for (i = 0; i < n; i++) {
-		r.a[i] = rearm_delay();
-		r.step[i] = 10 * NSEC_PER_SEC + rnd() % (10 * NSEC_PER_SEC);
-		perm[i] = i;
-	}
-	/* A random k of the n, in random order: the cold case. */
-	for (i = 0; i < r.k; i++) {
-		unsigned long j = i + rnd() % (n - i), t = perm[i];
-
-		perm[i] = perm[j];
-		perm[j] = t;
-	}
-	r.idx = perm;
-	put_meta("re-arm", "%lu of the %lu pending timers per pass, random order", r.k, n);
-	put_meta("re-arm delays",
-		 "armed log-uniform 18..73 min; each pass moves each chosen timer 10..20 s later (or earlier) than the pass before");
+	rearm_setup(&r, n);
 
 	for (later = 1; later >= 0; later--) {
 		const char *dir = later ? "later" : "earlier";
@@ -385,4 +441,54 @@ int bench_rearm(unsigned long n)
 	for (i = 0; i < nm; i++)
 		release(&m[i], n);
 	return 0;
+}
+
+/*
+ * The same n pending, the same k moved later each pass: a table's slots,
+ * beside the in-place HTW_IOC_REARM and libuv's and libev's re-start.
+ */
+void bench_rearm_table(unsigned long n)
+{
+	static const char section[] =
+		"user-space table re-arm later: N slots pending, some moved later";
+	static const struct {
+		enum rearm_kind kind;
+		unsigned long batch;
+		const char *who;
+	} impls[] = {
+		{ R_TABLE, 0, "htwheel" },
+		{ R_WHEEL, 1024, "htwheel HTW_IOC_REARM batched 1024 per ioctl" },
+		{ R_UV, 0, "libuv uv_timer_again" },
+		{ R_EV, 0, "libev ev_timer_again" },
+	};
+	struct rearm_impl m[ARRAY_SIZE(impls)];
+	struct rearm_case rc[ARRAY_SIZE(impls)];
+	struct contender c[ARRAY_SIZE(impls)];
+	struct rearm_ctx r;
+	unsigned long i;
+	int err;
+
+	m[0] = (struct rearm_impl){ .kind = R_TABLE };
+	err = table_open(&m[0].tb, n, 0);
+	if (err) {
+		put_meta("not run", "%s, n %lu: %s", section, n, strerror(-err));
+		return;
+	}
+	rearm_setup(&r, n);
+	put_meta("table re-arm later",
+		 "each pass moves each chosen slot's deadline later with one exchange: no submission, no system call; the kernel's share, placing a slot again when the tick of the deadline it last read comes, falls after the window (18..73 min away): once per slot and old deadline, however many moves came between");
+	for (i = 0; i < ARRAY_SIZE(impls); i++) {
+		if (i)
+			m[i] = (struct rearm_impl){ .kind = impls[i].kind,
+						    .batch = impls[i].batch };
+		arm_all(&r, &m[i], n);
+		rc[i] = (struct rearm_case){ .r = &r, .m = &m[i], .later = 1 };
+		c[i] = (struct contender){ .who = impls[i].who,
+					   .kase = i ? NULL : "table re-arm later",
+					   .run = run_rearm, .ctx = &rc[i], .group = "later" };
+	}
+	run_section(section, n, c, ARRAY_SIZE(c), NSEC_PER_SEC, UB_REPS);
+	for (i = 0; i < ARRAY_SIZE(impls); i++)
+		release(&m[i], n);
+	rearm_free(&r);
 }

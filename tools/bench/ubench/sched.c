@@ -2,13 +2,16 @@
 /*
  * Schedule + cancel of N timers that are not pending, every user-space
  * API side by side: htwheel batched 1, 64 and 1024 per ioctl, timerfd,
- * POSIX timers, libuv and libev, the same N and the same delays.
+ * POSIX timers, libuv and libev, the same N and the same delays; and, in
+ * a section of its own, the shared timer table's slots against libuv and
+ * libev.
  */
 #include "peers.h"
-#include "ubench.h"
+#include "table.h"
 
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/timerfd.h>
@@ -29,6 +32,12 @@ struct wheel_ctx {
 	struct sched_ctx *s;
 	unsigned long batch;
 	int fd;
+};
+
+struct table_ctx {
+	struct sched_ctx *s;
+	struct ub_table t;
+	uint64_t enter_cpu;		/* of the last window */
 };
 
 static void run_wheel(struct contender *c)
@@ -127,6 +136,48 @@ static void run_posix(struct contender *c)
 	c->win = win;
 }
 
+/*
+ * The arming's exchange and submission, the cancel's exchange; the
+ * kernel's share, taking the submissions in, is the contender's too: the
+ * ring-full enters within the window and one more before it closes, so
+ * none is left for another contender's window.
+ */
+static void run_table(struct contender *c)
+{
+	struct table_ctx *tc = c->ctx;
+	struct sched_ctx *s = tc->s;
+	unsigned long p, i, enters = tc->t.enters;
+	uint64_t now, enter_cpu = tc->t.enter_cpu;
+	struct window win;
+
+	window_begin(&win);
+	for (p = 0; p < c->passes; p++) {
+		now = mono();
+		for (i = 0; i < s->n; i++)
+			table_arm(&tc->t, i, now + s->delay[i]);
+		for (i = 0; i < s->n; i++)
+			if (!table_cancel(&tc->t, i))
+				table_fail("a slot armed far away fired");
+		c->ops += s->n;
+	}
+	table_enter(&tc->t);
+	window_end(&win);
+	c->win = win;
+	c->calls = tc->t.enters - enters;
+	tc->enter_cpu = tc->t.enter_cpu - enter_cpu;
+}
+
+/* The kernel's share of the row: taking the submissions in. */
+static void print_table(const char *section, const char *kase, unsigned long n,
+			const struct contender *c)
+{
+	const struct table_ctx *tc = c->ctx;
+	char k[256];
+
+	snprintf(k, sizeof(k), "%s: of which in HTW_IOC_TABLE_ENTER", kase);
+	put_sample(section, k, n, c->who, "ns", tc->enter_cpu / c->ops);
+}
+
 static void run_uv(struct contender *c)
 {
 	struct sched_ctx *s = c->ctx;
@@ -165,6 +216,44 @@ static void run_ev(struct contender *c)
 	c->win = win;
 }
 
+/* The delays and the libuv and libev timers, for either section. */
+static void sched_setup(struct sched_ctx *s, unsigned long n)
+{
+	unsigned long i;
+
+	s->n = n;
+	s->delay = xcalloc(n, sizeof(*s->delay));
+	s->uvt = xcalloc(n, sizeof(*s->uvt));
+	s->evt = xcalloc(n, sizeof(*s->evt));
+	for (i = 0; i < n; i++)
+		s->delay[i] = far_delay();
+	if (uv_loop_init(&s->uv))
+		die("uv_loop_init");
+	s->ev = ev_loop_new(EVBACKEND_EPOLL);
+	if (!s->ev)
+		die("ev_loop_new");
+	for (i = 0; i < n; i++) {
+		uv_timer_init(&s->uv, &s->uvt[i]);
+		ev_timer_init(&s->evt[i], ev_never, 1, 0);
+	}
+}
+
+/* The next size's section comes after: the loops go, their timers stopped. */
+static void sched_free(struct sched_ctx *s)
+{
+	unsigned long i;
+
+	for (i = 0; i < s->n; i++)
+		uv_close((uv_handle_t *)&s->uvt[i], NULL);
+	uv_run(&s->uv, UV_RUN_DEFAULT);
+	if (uv_loop_close(&s->uv))
+		die("uv_loop_close");
+	ev_loop_destroy(s->ev);
+	free(s->delay);
+	free(s->uvt);
+	free(s->evt);
+}
+
 int bench_sched(unsigned long n)
 {
 	static const char section[] =
@@ -180,27 +269,14 @@ int bench_sched(unsigned long n)
 	put_meta("delays",
 		 "log-uniform 8.6 s..73 min, the same for every contender: nothing fires");
 	raise_limits(n);
-	s.delay = xcalloc(n, sizeof(*s.delay));
+	sched_setup(&s, n);
 	s.e = xcalloc(n, sizeof(*s.e));
 	s.c = xcalloc(n, sizeof(*s.c));
 	s.fds = xcalloc(n, sizeof(*s.fds));
-	s.uvt = xcalloc(n, sizeof(*s.uvt));
-	s.evt = xcalloc(n, sizeof(*s.evt));
-	for (i = 0; i < n; i++)
-		s.delay[i] = far_delay();
 	for (i = 0; i < n; i++) {
 		s.fds[i] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
 		if (s.fds[i] < 0)
 			die("timerfd_create");
-	}
-	if (uv_loop_init(&s.uv))
-		die("uv_loop_init");
-	s.ev = ev_loop_new(EVBACKEND_EPOLL);
-	if (!s.ev)
-		die("ev_loop_new");
-	for (i = 0; i < n; i++) {
-		uv_timer_init(&s.uv, &s.uvt[i]);
-		ev_timer_init(&s.evt[i], ev_never, 1, 0);
 	}
 
 	for (i = 0; i < ARRAY_SIZE(batches); i++) {
@@ -228,4 +304,36 @@ int bench_sched(unsigned long n)
 	for (i = 0; i < n; i++)
 		close(s.fds[i]);
 	return 0;
+}
+
+/*
+ * N slots of one table armed, then all cancelled, beside the same N
+ * libuv and libev timers at the same delays as their start+stop; at the
+ * end of the arming, N are pending in each.
+ */
+void bench_sched_table(unsigned long n)
+{
+	static const char section[] =
+		"user-space table arm+cancel: N slots armed far away, then all cancelled";
+	struct sched_ctx s = { .n = n };
+	struct table_ctx tc = { .s = &s };
+	struct contender c[3];
+	int err = table_open(&tc.t, n, 0);
+
+	if (err) {
+		put_meta("not run", "%s, n %lu: %s", section, n, strerror(-err));
+		return;
+	}
+	put_meta("table arm+cancel",
+		 "deadlines now + log-uniform 8.6 s..73 min, the libuv and libev timers' delays: nothing fires; system calls: the HTW_IOC_TABLE_ENTER calls, the one that takes the last submissions in before the window closes included");
+	sched_setup(&s, n);
+	c[0] = (struct contender){ .who = "htwheel", .kase = "table arm+cancel",
+				   .run = run_table, .ctx = &tc, .print = print_table };
+	c[1] = (struct contender){ .who = "libuv uv_timer_start+uv_timer_stop",
+				   .run = run_uv, .ctx = &s };
+	c[2] = (struct contender){ .who = "libev ev_timer_start+ev_timer_stop",
+				   .run = run_ev, .ctx = &s };
+	run_section(section, n, c, ARRAY_SIZE(c), NSEC_PER_SEC, UB_REPS);
+	table_close(&tc.t);
+	sched_free(&s);
 }

@@ -108,5 +108,12 @@ int bench_conn(const char *sizes);
 int bench_deliver(unsigned long n);
 int bench_idle(double secs);
 int bench_mem(unsigned long n);
+int bench_table(const char *sizes);
+
+/* The shared timer table's sections, each in its workload's file. */
+void bench_sched_table(unsigned long n);
+void bench_rearm_table(unsigned long n);
+void bench_deliver_table(unsigned long n);
+void bench_mem_table(unsigned long n);
 
 #endif
