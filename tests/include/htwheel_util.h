@@ -9,10 +9,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
@@ -214,5 +217,91 @@ static inline int htw_test_kmsg_find(int fd, char *line, size_t size)
 		return 1;						\
 	}								\
 } while (0)
+
+/*
+ * Whether the module has the shared timer table, asked on a file of its
+ * own (a file takes the handshake once): 1 or 0, or -errno if the device
+ * cannot be asked at all.
+ */
+static inline int htw_test_table_supported(void)
+{
+	struct htw_api api = { .api = HTW_API_VERSION };
+	int fd = open("/dev/htwheel", O_RDWR | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, HTW_IOC_API, &api) ? -errno :
+					      !!(api.features & HTW_FEATURE_TABLE);
+	close(fd);
+	return ret;
+}
+
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME	0x00000080
+#endif
+
+/* What htw_test_in_time_ns() returns on a kernel without time namespaces. */
+#define HTW_TEST_NS_UNSUPPORTED	99
+
+static inline void htw_test_split_ns(long long off_ns, long long *sec,
+				     long long *nsec)
+{
+	*sec = off_ns / 1000000000LL;
+	*nsec = off_ns % 1000000000LL;
+	if (*nsec < 0) {	/* the file wants 0 <= nsec < 1 s */
+		(*sec)--;
+		*nsec += 1000000000LL;
+	}
+}
+
+/*
+ * Run @fn in a child in a new time namespace whose CLOCK_MONOTONIC is
+ * @mono_ns and CLOCK_BOOTTIME @boot_ns from the host's, and return its
+ * exit status (HTW_TEST_NS_UNSUPPORTED, or 90..93 when the namespace could
+ * not be made).  The offsets must be written before any task is in the
+ * namespace, and only children of the unsharing process are; so the
+ * caller runs this in a child of its own.
+ */
+static inline int htw_test_in_time_ns(long long mono_ns, long long boot_ns,
+				      int (*fn)(void))
+{
+	long long ms, mn, bs, bn;
+	int status;
+	pid_t pid;
+	FILE *f;
+
+	htw_test_split_ns(mono_ns, &ms, &mn);
+	htw_test_split_ns(boot_ns, &bs, &bn);
+	if (unshare(CLONE_NEWTIME))
+		return errno == EINVAL ? HTW_TEST_NS_UNSUPPORTED : 90;
+	f = fopen("/proc/self/timens_offsets", "w");
+	if (!f)
+		return 91;
+	fprintf(f, "monotonic %lld %lld\nboottime %lld %lld\n", ms, mn, bs, bn);
+	if (fclose(f))
+		return 92;
+	pid = fork();
+	if (pid == 0)
+		_exit(fn());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return 93;
+	return WEXITSTATUS(status);
+}
+
+#ifdef __KSELFTEST_HARNESS_H
+/*
+ * True if the kernel reports the table.  If it does not, the test is
+ * marked skipped, as such a kernel cannot run it, and the caller returns.
+ */
+static inline bool htw_test_table_or_skip(struct __test_metadata *_metadata)
+{
+	int ret = htw_test_table_supported();
+
+	ASSERT_LE(0, ret) TH_LOG("HTW_IOC_API: %s", strerror(-ret));
+	if (!ret)
+		SKIP(return false, "the kernel does not report HTW_FEATURE_TABLE");
+	return true;
+}
+#endif
 
 #endif /* _HTWHEEL_TEST_UTIL_H */

@@ -19,6 +19,7 @@
 #include <linux/htwheel.h>
 
 #include "kselftest_harness.h"
+#include "htwheel_util.h"
 
 #define OUT_MAX	65536
 
@@ -285,37 +286,7 @@ static int expect_accounted(struct __test_metadata *_metadata,
 	return fired;
 }
 
-/*
- * Does the kernel report HTW_FEATURE_TABLE?  Asked on a file of its own,
- * since a file takes the handshake once: 1 or 0, or -errno if the device
- * cannot be asked at all.
- */
-static int table_supported(void)
-{
-	struct htw_api api = { .api = HTW_API_VERSION };
-	int fd = open("/dev/htwheel", O_RDWR | O_CLOEXEC), ret;
 
-	if (fd < 0)
-		return -errno;
-	ret = ioctl(fd, HTW_IOC_API, &api) ? -errno :
-					      !!(api.features & HTW_FEATURE_TABLE);
-	close(fd);
-	return ret;
-}
-
-/*
- * True if the kernel reports the table.  If it does not, the test is
- * marked skipped, as such a kernel cannot run it, and the caller returns.
- */
-static bool table_or_skip(struct __test_metadata *_metadata)
-{
-	int ret = table_supported();
-
-	ASSERT_LE(0, ret) TH_LOG("HTW_IOC_API: %s", strerror(-ret));
-	if (!ret)
-		SKIP(return false, "the kernel does not report HTW_FEATURE_TABLE");
-	return true;
-}
 
 /* The table slot of the expiry line at @line ("slot=N" at its end), or -1. */
 static int line_slot(const char *line)
@@ -642,7 +613,7 @@ TEST_F(cli, schedule_table_waits_for_its_slots)
 	double at;
 	int i;
 
-	if (!table_or_skip(_metadata))
+	if (!htw_test_table_or_skip(_metadata))
 		return;
 	RUN(&self->r, "schedule", "--table", "50ms", "100ms", "--stats");
 	EXPECT_EQ(0, self->r.status) TH_LOG("%s", self->r.err);
@@ -666,7 +637,7 @@ TEST_F(cli, schedule_table_waits_for_its_slots)
 
 TEST_F(cli, schedule_table_stats_json)
 {
-	if (!table_or_skip(_metadata))
+	if (!htw_test_table_or_skip(_metadata))
 		return;
 	RUN(&self->r, "schedule", "--table", "20ms", "--cookie", "5", "--stats",
 	    "--json");
@@ -688,7 +659,7 @@ TEST_F(cli, run_table_drains_what_is_left)
 {
 	double remaining = -1;
 
-	if (!table_or_skip(_metadata))
+	if (!htw_test_table_or_skip(_metadata))
 		return;
 	RUN(&self->r, "run", "--table", "--at", "20ms:a", "--at", "1h:b",
 	    "--for", "100ms");
@@ -728,7 +699,7 @@ TEST_F(cli, watch_table_rearm_and_cancel)
 	const char *line;
 	int one;
 
-	if (!table_or_skip(_metadata))
+	if (!htw_test_table_or_skip(_metadata))
 		return;
 	run_in(&self->r, "table 1h one\nrearm one 30ms\ntable 5s three\ncancel three\n",
 	       NULL, (const char *const[]){ "watch", "--for", "300ms", NULL });

@@ -28,6 +28,7 @@
 #include <linux/htwheel.h>
 
 #include "kselftest_harness.h"
+#include "htwheel_util.h"
 
 #define NCONN		100
 #define IDLE_MS		400
@@ -220,23 +221,6 @@ static int server_stats(pid_t pid, struct htw_stats *st)
 	return ret;
 }
 
-/*
- * Does the kernel report HTW_FEATURE_TABLE?  Asked on a file of its own,
- * since a file takes the handshake once: 1 or 0, or -errno if the device
- * cannot be asked at all.
- */
-static int table_supported(void)
-{
-	struct htw_api api = { .api = HTW_API_VERSION };
-	int fd = open("/dev/htwheel", O_RDWR | O_CLOEXEC), ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = ioctl(fd, HTW_IOC_API, &api) ? -errno :
-					      !!(api.features & HTW_FEATURE_TABLE);
-	close(fd);
-	return ret;
-}
 
 FIXTURE(echo) {
 	pid_t pid;
@@ -247,7 +231,7 @@ FIXTURE(echo) {
 
 FIXTURE_SETUP(echo)
 {
-	int ret = table_supported();
+	int ret = htw_test_table_supported();
 
 	ASSERT_LE(0, ret) TH_LOG("/dev/htwheel: %s", strerror(-ret));
 	if (!ret)

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "htwheel.h"
-#include "htwheel_util.h"
 #include "kselftest_harness.h"
+#include "htwheel_util.h"
 
 #define MS		HTW_NSEC_PER_MSEC
 #define NEVER_MS	10000	/* "it never came": a timeout, not a bound */
@@ -838,37 +838,7 @@ TEST_F(lib, eventfd_errors)
 #define TABLE_ENTRIES	64
 #define HOUR		(3600 * HTW_NSEC_PER_SEC)
 
-/*
- * Does the kernel report HTW_FEATURE_TABLE?  Asked on a file of its own,
- * since a file takes the handshake once: 1 or 0, or -errno if the device
- * cannot be asked at all.
- */
-static int table_supported(void)
-{
-	struct htw_api api = { .api = HTW_API_VERSION };
-	int fd = open(HTW_DEVICE_PATH, O_RDWR | O_CLOEXEC), ret;
 
-	if (fd < 0)
-		return -errno;
-	ret = ioctl(fd, HTW_IOC_API, &api) ? -errno :
-					      !!(api.features & HTW_FEATURE_TABLE);
-	close(fd);
-	return ret;
-}
-
-/*
- * True if the kernel reports the table.  If it does not, the test is
- * marked skipped, as such a kernel cannot run it, and the caller returns.
- */
-static bool table_or_skip(struct __test_metadata *_metadata)
-{
-	int ret = table_supported();
-
-	ASSERT_LE(0, ret) TH_LOG("HTW_IOC_API: %s", strerror(-ret));
-	if (!ret)
-		SKIP(return false, "the kernel does not report HTW_FEATURE_TABLE");
-	return true;
-}
 
 /* Wait for the table's next record and reap it: 1, or -errno. */
 static int table_reap_one(struct htw *h, struct htw_table *t,
@@ -917,7 +887,7 @@ FIXTURE_SETUP(table)
 {
 	int ret;
 
-	if (!table_or_skip(_metadata))
+	if (!htw_test_table_or_skip(_metadata))
 		return;
 	ret = htw_open(&self->h, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("htw_open: %s", strerror(-ret));
@@ -939,7 +909,7 @@ TEST(table_setup_errors)
 	struct htw_table_cqe c, *first;
 	struct htw *h;
 
-	if (!table_or_skip(_metadata))
+	if (!htw_test_table_or_skip(_metadata))
 		return;
 	ASSERT_EQ(0, htw_open(&h, NULL));
 	EXPECT_EQ(-EINVAL, htw_table_setup(NULL, 8, 0, &t));
@@ -979,7 +949,7 @@ TEST(table_close_keeps_the_instance)
 	struct htw_expiry r;
 	struct htw *h;
 
-	if (!table_or_skip(_metadata))
+	if (!htw_test_table_or_skip(_metadata))
 		return;
 	ASSERT_EQ(0, htw_open(&h, NULL));
 	ASSERT_EQ(0, htw_table_setup(h, 8, 0, &t));
@@ -1278,7 +1248,7 @@ TEST(table_submission_ring_wraps_and_fills)
 	uint64_t d;
 	int i;
 
-	if (!table_or_skip(_metadata))
+	if (!htw_test_table_or_skip(_metadata))
 		return;
 	ASSERT_EQ(0, htw_open(&h, NULL));
 	ASSERT_EQ(0, htw_table_setup(h, 4, 0, &t));

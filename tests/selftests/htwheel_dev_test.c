@@ -32,9 +32,6 @@
 #define HOUR		(3600ULL * 1000 * MS)
 #define POISON		0xcc
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME	0x00000080
-#endif
 
 /* An address no test maps; through a volatile so gcc does not object. */
 static char *volatile bad_buffer = (char *)8;
@@ -916,7 +913,7 @@ TEST(default_limits_scale_with_memory)
 	EXPECT_EQ(ram / 16, bytes);
 }
 
-#define NS_UNSUPPORTED	99
+#define NS_UNSUPPORTED	HTW_TEST_NS_UNSUPPORTED
 #define NS_OFFSET_S	1000LL
 
 /*
@@ -1002,49 +999,9 @@ static int ns_negative_checks(void)
 	return ns_checks(0);
 }
 
-/*
- * Run @fn in a child in a new time namespace whose clocks are @off_ns
- * from the host's.  The offsets must be written before any task is in the
- * namespace, and only children of the unsharing process are.
- */
-static void split_ns(long long off_ns, long long *sec, long long *nsec)
-{
-	*sec = off_ns / (long long)(1000 * MS);
-	*nsec = off_ns % (long long)(1000 * MS);
-	if (*nsec < 0) {	/* the file wants 0 <= nsec < 1 s */
-		(*sec)--;
-		*nsec += 1000 * MS;
-	}
-}
-
-static int in_time_ns2(long long mono_ns, long long boot_ns, int (*fn)(void))
-{
-	long long ms, mn, bs, bn;
-	int status;
-	pid_t pid;
-	FILE *f;
-
-	split_ns(mono_ns, &ms, &mn);
-	split_ns(boot_ns, &bs, &bn);
-	if (unshare(CLONE_NEWTIME))
-		return errno == EINVAL ? NS_UNSUPPORTED : 90;
-	f = fopen("/proc/self/timens_offsets", "w");
-	if (!f)
-		return 91;
-	fprintf(f, "monotonic %lld %lld\nboottime %lld %lld\n", ms, mn, bs, bn);
-	if (fclose(f))
-		return 92;
-	pid = fork();
-	if (pid == 0)
-		_exit(fn());
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return 93;
-	return WEXITSTATUS(status);
-}
-
 static int in_time_ns(long long off_ns, int (*fn)(void))
 {
-	return in_time_ns2(off_ns, off_ns, fn);
+	return htw_test_in_time_ns(off_ns, off_ns, fn);
 }
 
 static int in_time_ns_status(long long off_ns, int (*fn)(void))
@@ -1156,7 +1113,7 @@ static int boottime_checks(void)
 
 static int in_boot_ahead_ns(void)
 {
-	return in_time_ns2(0, BOOT_AHEAD_S * 1000 * MS, boottime_checks);
+	return htw_test_in_time_ns(0, BOOT_AHEAD_S * 1000 * MS, boottime_checks);
 }
 
 TEST(boottime_clock)

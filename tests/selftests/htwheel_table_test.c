@@ -630,12 +630,7 @@ TEST(a_scribbler_only_confuses_its_own_table)
 
 /* ---- the opener's time namespace ---- */
 
-#ifndef CLONE_NEWTIME
-#define CLONE_NEWTIME	0x00000080
-#endif
-
 #define NS_AHEAD_S	5000LL
-#define NS_UNSUPPORTED	77
 
 /*
  * In a namespace 5000 s ahead of the host: a slot's deadline, the kernel's
@@ -670,28 +665,6 @@ static int table_ns_checks(void)
 	return 0;
 }
 
-static int in_time_ns(long long off_s, int (*fn)(void))
-{
-	int status;
-	pid_t pid;
-	FILE *f;
-
-	if (unshare(CLONE_NEWTIME))
-		return errno == EINVAL ? NS_UNSUPPORTED : 90;
-	f = fopen("/proc/self/timens_offsets", "w");
-	if (!f)
-		return 91;
-	fprintf(f, "monotonic %lld 0\nboottime %lld 0\n", off_s, off_s);
-	if (fclose(f))
-		return 92;
-	pid = fork();
-	if (pid == 0)
-		_exit(fn());
-	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return 93;
-	return WEXITSTATUS(status);
-}
-
 TEST(times_are_on_the_openers_time_namespace)
 {
 	int status, r;
@@ -702,11 +675,12 @@ TEST(times_are_on_the_openers_time_namespace)
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(in_time_ns(NS_AHEAD_S, table_ns_checks));
+		_exit(htw_test_in_time_ns(NS_AHEAD_S * 1000000000LL,
+					  NS_AHEAD_S * 1000000000LL, table_ns_checks));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	r = WEXITSTATUS(status);
-	if (r == NS_UNSUPPORTED)
+	if (r == HTW_TEST_NS_UNSUPPORTED)
 		SKIP(return, "no time namespaces (CONFIG_TIME_NS)");
 	EXPECT_EQ(0, r) TH_LOG("step %d failed", r);
 }
