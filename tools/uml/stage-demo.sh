@@ -11,6 +11,8 @@ show "$htwheel" run --at 100ms:a --at 250ms:b --at 1s:c --at 10s:never \
 	--every 200ms:tick --every 450ms:tock --cancel 700ms:tock \
 	--for 1200ms --stats || exit 1
 show "$htwheel" schedule 50ms 150ms --cookie 100 || exit 1
+# The same through the shared timer table: slots armed by writing memory.
+show "$htwheel" schedule --table 50ms 150ms --stats || exit 1
 show "$htwheel" stats || exit 1
 show "$htwheel" run --at 5x || true
 show rmmod htwheel || exit 1
