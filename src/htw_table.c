@@ -56,7 +56,8 @@
  * @sq_mask:     submission ring entries - 1; fixed
  * @cq_mask:     completion ring entries - 1; fixed
  * @offset:      the opener's time namespace on the wheel's clock; fixed
- * @sq_head:     submissions taken in; the kernel's copy, under tick_lock
+ * @sq_head:     submissions taken in; the kernel's copy, under tick_lock,
+ *               READ_ONCE() by a doorbell deciding whether to run again
  * @cq_tail:     records written; the kernel's copy, under tick_lock
  * @cq_published: @cq_tail as last published; WRITE_ONCE() under
  *               tick_lock, read by poll without it
@@ -309,7 +310,7 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 		htw_table_place(w, t, READ_ONCE(tb->slots[slot].deadline_ns),
 				w->clk);
 	}
-	tb->sq_head = head;
+	WRITE_ONCE(tb->sq_head, head);	/* a doorbell compares it unlocked */
 	WRITE_ONCE(tb->taken, tb->taken + n);
 	WRITE_ONCE(tb->hdr->sq_invalid, tb->sq_invalid);
 	/* Entries read before the producer may write them again. */

@@ -286,8 +286,6 @@ static int expect_accounted(struct __test_metadata *_metadata,
 	return fired;
 }
 
-
-
 /* The table slot of the expiry line at @line ("slot=N" at its end), or -1. */
 static int line_slot(const char *line)
 {

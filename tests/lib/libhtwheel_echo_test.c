@@ -221,7 +221,6 @@ static int server_stats(pid_t pid, struct htw_stats *st)
 	return ret;
 }
 
-
 FIXTURE(echo) {
 	pid_t pid;
 	FILE *out;

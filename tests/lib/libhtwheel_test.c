@@ -838,8 +838,6 @@ TEST_F(lib, eventfd_errors)
 #define TABLE_ENTRIES	64
 #define HOUR		(3600 * HTW_NSEC_PER_SEC)
 
-
-
 /* Wait for the table's next record and reap it: 1, or -errno. */
 static int table_reap_one(struct htw *h, struct htw_table *t,
 			  struct htw_table_cqe *c)
