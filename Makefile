@@ -163,6 +163,8 @@ Settings (make variables or the environment):
                            (sched,rearm,deliver,mem,table,conn)
   HTW_BENCH_CONN           connection counts of the idle-timeout workload
                            (1000,100000,1000000)
+  HTW_BENCH_TABLE          the shared timer table's sizes
+                           (1000,100000,1000000)
   HTW_BENCH_KMOD           more htwheel_bench.ko parameters, comma-separated
                            (expiry=0,reps=3: a quick look, not the table)
   HTW_BENCH_SKIP_QEMU=1    `make bench` without the qemu boot

@@ -11,6 +11,7 @@
 # HTW_BENCH_SEED (the delays' seed, default a fresh random one),
 # HTW_BENCH_UBENCH (htwheel_ubench commands, default all:
 # sched,rearm,deliver,mem,table,conn), HTW_BENCH_CONN (conn's connection counts),
+# HTW_BENCH_TABLE (the shared timer table's sizes, default 1000,100000,1000000),
 # HTW_BENCH_KMOD (more htwheel_bench.ko parameters, comma-separated, say
 # expiry=0,reps=3: for a quick look, not for the table),
 # HTW_UML_MEM (default 2G here), HTW_BENCH_SKIP_QEMU=1 (UML only).
@@ -38,6 +39,7 @@ n=${HTW_BENCH_N:-100000}
 sizes=${HTW_BENCH_SIZES:-1000,10000,100000,1000000}
 ubench=${HTW_BENCH_UBENCH:-}
 conn=${HTW_BENCH_CONN:-}
+table=${HTW_BENCH_TABLE:-1000,100000,1000000}
 # A fresh seed each run, so that no one draw of delays decides a verdict;
 # recorded, so that a run can be repeated.
 seed=${HTW_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
@@ -57,6 +59,7 @@ htw_log "booting um-bench (real time): in-kernel and user-space benchmarks, seed
 host_boot "$out/run-rt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 	"$out/run-rt" htw_set=rt htw_bench_mod="$mobj" htw_bench_n="$n" \
 	htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_ubench="$ubench" htw_bench_conn="$conn" \
+	htw_bench_table="$table" \
 	htw_bench_kmod="${HTW_BENCH_KMOD:-}" slab_nomerge
 htw_log "booting um-bench (time-travel=inf-cpu): an idle hour"
 host_boot "$out/run-tt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \

@@ -10,7 +10,8 @@
 # with N and the output directory, but conn, which takes its own list of
 # connection counts, $htw_bench_conn (empty: htwheel_ubench's default).
 # table runs the shared timer table beside the peers of sched, rearm,
-# deliver and mem at N; conn has its table variant among its own.
+# deliver and mem at each of the sizes $htw_bench_table (empty: N); conn
+# has its table variant among its own.
 # $htw_bench_kmod: more htwheel_bench.ko parameters, comma-separated
 # (say expiry=0,reps=3).
 out=$HTW_OUT
@@ -46,6 +47,18 @@ if [ "$htw_set" = tt ]; then
 	exit 0
 fi
 
+# A million-slot table (about 120 MB) beside a million timers read()
+# (the table's expiry section), and a million connections' table, need
+# more than the default per-user limits of a guest of 1 or 2 GiB (1/16 of
+# the RAM for wheel memory; 1/8 at 64 B a timer).  The bench is root's and
+# alone here: half the RAM for each, said in the metadata.
+lim=/sys/module/htwheel/parameters
+ram=$(sed -n 's/^MemTotal: *\([0-9]*\) kB$/\1/p' /proc/meminfo)
+echo $((ram * 512)) >"$lim/max_user_wheel_bytes" || fail "raising max_user_wheel_bytes failed"
+echo $((ram * 512 / 64)) >"$lim/max_user_timers" || fail "raising max_user_timers failed"
+meta "max_user_wheel_bytes" "$(cat "$lim/max_user_wheel_bytes") (half the RAM; the default is 1/16)"
+meta "max_user_timers" "$(cat "$lim/max_user_timers") (half the RAM at 64 B a timer; the default is 1/8)"
+
 echo "htwheel: in-kernel bench (sizes $htw_bench_sizes, seed $seed)"
 # shellcheck disable=SC2046 # one word per parameter
 if insmod "$htw_bench_mod/htwheel_bench.ko" sizes="$htw_bench_sizes" seed="$seed" \
@@ -61,6 +74,8 @@ for c in $(echo "${htw_bench_ubench:-sched,rearm,deliver,mem,table,conn}" | tr ,
 	echo "htwheel: user-space bench: $c"
 	if [ "$c" = conn ]; then
 		set -- ${htw_bench_conn:+"$htw_bench_conn"}
+	elif [ "$c" = table ]; then
+		set -- "${htw_bench_table:-$htw_bench_n}" "$out"
 	else
 		set -- "$htw_bench_n" "$out"
 	fi
