@@ -78,7 +78,7 @@ static void closed_by_server(int i, struct peer *p)
 
 	if (gap > p->max_gap)
 		p->max_gap = gap;
-	printf("peer: conn %d: closed by the server %.1f ms after my last message (%u of %u messages sent, longest gap %.1f ms)\n",
+	printf("peer: conn %d: closed by the server %.1f ms after my last message (%u of %u sent, longest gap %.1f ms)\n",
 	       i, ex_ms(gap), p->sent, p->planned, ex_ms(p->max_gap));
 	close(p->fd);
 	p->fd = -1;

@@ -138,7 +138,7 @@ static void on_data(evutil_socket_t fd, short what, void *arg)
 	}
 	/* Its record, if it had fired, finds the connection closed. */
 	ret = c->timer ? htw_cancel(c->s->htw, c->timer) : -ENOENT;
-	printf("conn %u: closed by the peer after %u reads; idle timer cancelled (htw_cancel: %s)\n",
+	printf("conn %u: closed by the peer after %u reads, its timer cancelled (htw_cancel: %s)\n",
 	       c->idx, c->msgs, !ret ? "0" : ret == -EALREADY ? "-EALREADY, it had fired" :
 		       "no such timer");
 	c->s->by_peer++;
@@ -172,7 +172,7 @@ static void on_record(struct server *s, const struct htw_expiry *r)
 		       ret < 0 ? strerror(-ret) : "timer again");
 		return;
 	}
-	printf("conn %u: idle for %.1f ms, closed by its htwheel timer (fired %.1f ms after its deadline, handled %.1f ms after)\n",
+	printf("conn %u: idle for %.1f ms, closed by its htwheel timer (fired %.1f ms late, handled %.1f ms late)\n",
 	       c->idx, ex_ms(now - c->last_rx),
 	       ex_ms((int64_t)(r->expired_ns - r->deadline_ns)),
 	       ex_ms((int64_t)(now - r->deadline_ns)));

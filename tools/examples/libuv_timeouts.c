@@ -144,7 +144,7 @@ static void on_read(uv_stream_t *stream, ssize_t n, const uv_buf_t *buf)
 		return;
 	}
 	if (n == UV_EOF) {
-		printf("conn %u: closed by the peer after %u messages; idle timer cancelled (%s)\n",
+		printf("conn %u: closed by the peer after %u reads, its timer cancelled (%s)\n",
 		       c->idx, c->msgs, timer_cancel(c));
 		c->s->by_peer++;
 	} else {
@@ -178,7 +178,7 @@ static void on_expiry(struct server *s, unsigned int i, uint64_t deadline,
 		       ret < 0 ? strerror(-ret) : "timer again");
 		return;
 	}
-	printf("conn %u: idle for %.1f ms, closed by its htwheel timer (fired %.1f ms after its deadline, handled %.1f ms after)\n",
+	printf("conn %u: idle for %.1f ms, closed by its htwheel timer (fired %.1f ms late, handled %.1f ms late)\n",
 	       i, ex_ms(now - c->last_rx), ex_ms((int64_t)(expired - deadline)),
 	       ex_ms((int64_t)(now - deadline)));
 	s->by_timer++;

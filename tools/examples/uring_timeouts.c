@@ -180,7 +180,7 @@ static void on_recv(struct server *s, unsigned int i, int res)
 	/* Its record, if it had fired, finds the connection closed. */
 	ret = c->timer ? htw_cancel(s->htw, c->timer) : -ENOENT;
 	if (res == 0)
-		printf("conn %u: closed by the peer after %u messages; idle timer cancelled (htw_cancel: %s)\n",
+		printf("conn %u: closed by the peer after %u recvs, its timer cancelled (htw_cancel: %s)\n",
 		       i, c->msgs, !ret ? "0" : ret == -EALREADY ? "-EALREADY, it had fired" :
 		       "no such timer");
 	else
@@ -202,7 +202,7 @@ static void on_record(struct server *s, const struct htw_expiry *r)
 	if (c->fd < 0 || r->handle != c->timer)
 		return;
 	c->timer = 0;	/* read: the one-shot timer is gone */
-	printf("conn %u: idle for %.1f ms, closed by its htwheel timer (fired %.1f ms after its deadline, handled %.1f ms after)\n",
+	printf("conn %u: idle for %.1f ms, closed by its htwheel timer (fired %.1f ms late, handled %.1f ms late)\n",
 	       i, ex_ms(now - c->last_rx),
 	       ex_ms((int64_t)(r->expired_ns - r->deadline_ns)),
 	       ex_ms((int64_t)(now - r->deadline_ns)));
