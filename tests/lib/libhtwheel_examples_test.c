@@ -289,15 +289,21 @@ static void parse_line(struct report *rep, const char *l)
 	}
 }
 
-/* Parse @out, a copy of which @buf (OUT_MAX bytes) receives. */
+/*
+ * Parse @out, a copy of which @buf (OUT_MAX bytes) receives, and log its
+ * lines but those of every message: the run's story, for the record.
+ */
 static void parse(struct report *rep, const char *out, char *buf)
 {
 	char *line, *save;
 
 	memset(rep, 0, sizeof(*rep));
 	snprintf(buf, OUT_MAX, "%s", out);
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		parse_line(rep, line);
+		if (!strstr(line, "idle timer pushed back"))
+			ksft_print_msg("  %s\n", line);
+	}
 }
 
 /* An idle or quiet connection: closed by its timer once all was sent. */

@@ -8,7 +8,9 @@
 #
 # Each links its loop's static library, from Debian's -dev package, which
 # example-pkgs installs with apt when it is missing: static, like every
-# program the qemu initramfs holds.
+# program the qemu initramfs holds.  The linker's warnings that libuv's
+# getpwuid_r() and libevent's getaddrinfo() need glibc's shared libraries
+# at run time concern code the examples never call.
 
 HTW_EXAMPLE_PKGS := liburing-dev libuv1-dev libevent-dev pkg-config
 HTW_EXAMPLE_PEERS := tools/examples/example_peers.c tools/examples/example_peers.h

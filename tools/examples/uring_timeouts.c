@@ -287,7 +287,7 @@ static int on_batch(struct server *s, struct io_uring_cqe **cqes, unsigned int n
 		else if (UD_OP(ud) == OP_TIMER_POLL && s->multishot)
 			ret = on_timer_poll(s, cqes[i]);
 		else if (UD_OP(ud) == OP_TIMER_POLL && cqes[i]->res < 0)
-			/* The linked read completes with -ECANCELED: retried there. */
+			/* Its read fails with -ECANCELED, which ends the loop. */
 			fprintf(stderr, PROG ": poll of %s: %s\n", HTW_DEVICE_PATH,
 				strerror(-cqes[i]->res));
 	}
