@@ -81,10 +81,12 @@ $(COMPAT32): tests/selftests/htwheel_abi_test.c include/uapi/linux/htwheel.h
 kernel:
 	tools/uml/kernel.sh build debug
 
-# Each part of the tree keeps its own rules: the library, CLI and examples
-# (tools/lib/htwheel.mk), the benchmark (tools/bench/bench.mk), Debian's
-# kernels under qemu (tools/qemu/qemu.mk).
+# Each part of the tree keeps its own rules: the library, CLI and echo
+# server (tools/lib/htwheel.mk), the event-loop examples
+# (tools/examples/examples.mk), the benchmark (tools/bench/bench.mk),
+# Debian's kernels under qemu (tools/qemu/qemu.mk).
 include tools/lib/htwheel.mk
+include tools/examples/examples.mk
 include tools/bench/bench.mk
 include tools/qemu/qemu.mk
 
@@ -109,8 +111,11 @@ Targets:
   all              modules and userprogs (the default)
   modules          htwheel.ko against KDIR
   modules_install  install it among KDIR's kernel's modules
-  userprogs        libhtwheel, the htwheel CLI, the echo server, the bench
+  userprogs        libhtwheel, the htwheel CLI, the echo server, the
+                   io_uring, libuv and libevent examples, the bench
                    program (build/; listed in build/userprogs.list)
+  example-pkgs     apt-install what the examples build with (liburing-dev,
+                   libuv1-dev, libevent-dev, pkg-config); userprogs does
   selftests        every test program (build/tests/; build/selftests.list)
   htw-lib          libhtwheel only (build/lib/)
   install          header, libraries, libhtwheel.pc, man pages and the CLI
