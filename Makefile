@@ -83,10 +83,12 @@ kernel:
 
 # Each part of the tree keeps its own rules: the library, CLI and examples
 # (tools/lib/htwheel.mk), the benchmark (tools/bench/bench.mk), Debian's
-# kernels under qemu (tools/qemu/qemu.mk).
+# kernels under qemu (tools/qemu/qemu.mk), the Debian packages
+# (tools/deb/deb.mk).
 include tools/lib/htwheel.mk
 include tools/bench/bench.mk
 include tools/qemu/qemu.mk
+include tools/deb/deb.mk
 
 # The steps after the programs are in tools/uml/check.sh and the README's
 # "How `make check` works".
@@ -117,6 +119,16 @@ Targets:
                    into DESTDIR PREFIX
   htw-install      what install does; the pkg-config tests run it into
                    build/destdir
+  deb              the Debian packages htwheel-dkms, libhtwheel1,
+                   libhtwheel-dev and htwheel in build/deb/ (built in a copy
+                   of the tree, build/deb/src; lintian must find no error or
+                   warning); then `apt install ./build/deb/*.deb`
+  dkms-source      the module's source and dkms.conf into
+                   DESTDIR/usr/src/htwheel-VERSION, for `dkms install`
+  htw-deb-progs    what debian/rules builds: libhtwheel, and the CLI linked
+                   against the shared library
+  htw-deb-install  what debian/rules installs into DESTDIR: install with the
+                   shared CLI, and dkms-source
   kernel           the debug UML kernel, in HTWHEEL_CACHE
   check            every test: the harness's own, UML (KUnit and user space,
                    real time and time travel), Debian 6.1 generic and RT
@@ -133,6 +145,8 @@ Settings (make variables or the environment):
   KDIR=DIR                 kernel build tree of `make modules`
                            (default: the running kernel's)
   CC, CFLAGS               compiler and extra flags of the user programs
+  LDFLAGS                  extra link flags of the packaged CLI (debian/rules
+                           passes dpkg-buildflags')
   PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR
                            where `make install` puts things
   HTWHEEL_CACHE=DIR        kernels, sources and module objects

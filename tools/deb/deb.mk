@@ -1,0 +1,57 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# htwheel as Debian packages, and the tests built from them.  Included by
+# the top-level Makefile.
+#
+#   make deb            htwheel-dkms, libhtwheel1, libhtwheel-dev and htwheel
+#                       into build/deb/ (tools/deb/build.sh: dpkg-buildpackage
+#                       in a copy of the tree, then lintian)
+#   make dkms-source    the module's DKMS source tree, as htwheel-dkms holds
+#                       it, into DESTDIR/usr/src/htwheel-VERSION
+#
+# debian/rules builds with htw-deb-progs and installs with htw-deb-install.
+
+.PHONY: deb dkms-source htw-deb-progs htw-deb-install
+
+HTW_DEB := $(BUILD)/deb
+# What the packages are made of: when one of these changes, `make deb`
+# builds them again.
+HTW_DEB_INPUTS := Makefile Kbuild dkms.conf tools/harness.sh \
+	$(shell find debian src include tests/kunit tools/lib tools/cli tools/man \
+		tools/udev tools/deb -type f 2>/dev/null)
+
+deb: $(HTW_DEB)/.built
+
+$(HTW_DEB)/.built: $(HTW_DEB_INPUTS)
+	tools/deb/build.sh $(HTW_DEB)
+	touch $@
+
+# ---- what debian/rules runs ----
+
+# The packaged CLI links the shared library (a distribution ships no static
+# programs); build/htwheel stays static for the test boots.
+HTW_DEB_CLI := $(BUILD)/deb-cli/htwheel
+
+htw-deb-progs: htw-lib $(HTW_DEB_CLI)
+
+$(HTW_DEB_CLI): $(HTW_CLI_SRCS) tools/cli/cli.h $(HTW_LIBDIR)/libhtwheel.so $(HTW_LIB_HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(HTW_LIB_CFLAGS) $(LDFLAGS) -o $@ $(HTW_CLI_SRCS) -L$(HTW_LIBDIR) -lhtwheel
+
+# `make install`, with the shared CLI in place of the static one, and the
+# DKMS source tree.
+htw-deb-install: htw-install dkms-source $(HTW_DEB_CLI)
+	install -m 755 $(HTW_DEB_CLI) $(DESTDIR)$(BINDIR)/htwheel
+
+# What Kbuild compiles: the module, and the KUnit suites it builds for
+# CONFIG_KUNIT kernels.  dkms.conf gets the version of debian/changelog.
+HTW_DKMS_DIR = $(DESTDIR)/usr/src/htwheel-$(HTW_LIB_VERSION)
+
+dkms-source:
+	install -d $(HTW_DKMS_DIR)/src $(HTW_DKMS_DIR)/include/uapi/linux \
+		$(HTW_DKMS_DIR)/tests/kunit
+	install -m 644 Kbuild $(HTW_DKMS_DIR)/
+	install -m 644 src/*.[ch] $(HTW_DKMS_DIR)/src/
+	install -m 644 include/uapi/linux/*.h $(HTW_DKMS_DIR)/include/uapi/linux/
+	install -m 644 tests/kunit/*.[ch] $(HTW_DKMS_DIR)/tests/kunit/
+	sed 's/#MODULE_VERSION#/$(HTW_LIB_VERSION)/' dkms.conf >$(HTW_DKMS_DIR)/dkms.conf
