@@ -91,7 +91,8 @@ include tools/qemu/qemu.mk
 include tools/deb/deb.mk
 
 # The steps after the programs are in tools/uml/check.sh and the README's
-# "How `make check` works".
+# "How `make check` works".  tools/deb/deb.mk has the Debian packages built
+# first: the qemu boots load the module DKMS built from htwheel-dkms.
 check: userprogs selftests
 	tools/uml/check.sh
 
@@ -132,7 +133,9 @@ Targets:
   kernel           the debug UML kernel, in HTWHEEL_CACHE
   check            every test: the harness's own, UML (KUnit and user space,
                    real time and time travel), Debian 6.1 generic and RT
-                   under qemu; ends "N passed, N failed"
+                   under qemu, booting the module DKMS built from the
+                   htwheel-dkms package (so it builds deb first); ends
+                   "N passed, N failed"
   check-qemu       only the Debian kernels under qemu
   fuzz             a long ioctl fuzzer run in UML (over 10^6 operations)
   demo             boot UML, load htwheel.ko and use the CLI

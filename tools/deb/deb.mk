@@ -8,8 +8,12 @@
 #                       in a copy of the tree, then lintian)
 #   make dkms-source    the module's DKMS source tree, as htwheel-dkms holds
 #                       it, into DESTDIR/usr/src/htwheel-VERSION
+#   make selftests      also builds the pkg-config consumer from nothing but
+#                       the unpacked libhtwheel-dev and libhtwheel1
 #
 # debian/rules builds with htw-deb-progs and installs with htw-deb-install.
+# tools/qemu/check.sh has DKMS build the module from the unpacked
+# htwheel-dkms (tools/deb/dkms.sh) and boots that module.
 
 .PHONY: deb dkms-source htw-deb-progs htw-deb-install
 
@@ -25,6 +29,10 @@ deb: $(HTW_DEB)/.built
 $(HTW_DEB)/.built: $(HTW_DEB_INPUTS)
 	tools/deb/build.sh $(HTW_DEB)
 	touch $@
+
+# `make check` tests the packages: the consumers below are built from them,
+# and the qemu boots load the module DKMS built from htwheel-dkms.
+check check-qemu: deb
 
 # ---- what debian/rules runs ----
 
@@ -55,3 +63,37 @@ dkms-source:
 	install -m 644 include/uapi/linux/*.h $(HTW_DKMS_DIR)/include/uapi/linux/
 	install -m 644 tests/kunit/*.[ch] $(HTW_DKMS_DIR)/tests/kunit/
 	sed 's/#MODULE_VERSION#/$(HTW_LIB_VERSION)/' dkms.conf >$(HTW_DKMS_DIR)/dkms.conf
+
+# ---- a consumer that sees only what the packages install ----
+
+# libhtwheel-dev and libhtwheel1 unpacked (dpkg-deb -x) as apt would
+# install them, under build/deb/root.
+HTW_DEB_ROOT := $(HTW_DEB)/root
+HTW_DEB_LIBDIR = $(HTW_DEB_ROOT)/usr/lib/$(shell dpkg-architecture -qDEB_HOST_MULTIARCH)
+# The unpacked tree is pkg-config's sysroot: the .pc file's /usr paths
+# become paths in it.
+HTW_DEB_PKG_CONFIG = PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=$(HTW_DEB_LIBDIR)/pkgconfig \
+	PKG_CONFIG_SYSROOT_DIR=$(HTW_DEB_ROOT) pkg-config
+HTW_DEB_TESTS := $(BUILD)/tests/libhtwheel_deb_test $(BUILD)/tests/libhtwheel_deb_static_test
+
+selftests: $(HTW_DEB_TESTS)
+
+$(HTW_DEB_ROOT)/.unpacked: $(HTW_DEB)/.built
+	rm -rf $(HTW_DEB_ROOT)
+	for p in libhtwheel1 libhtwheel-dev; do \
+		dpkg-deb -x $(HTW_DEB)/$${p}_*.deb $(HTW_DEB_ROOT) || exit 1; \
+	done
+	touch $@
+
+# The same consumer as libhtwheel_pkgconfig_test (tools/lib/htwheel.mk).
+# The rpath stands in for the ldconfig of a real install; the shared one
+# runs in UML only (the qemu initramfs holds static programs).
+$(BUILD)/tests/libhtwheel_deb_test: tests/lib/libhtwheel_pkgconfig_consumer.c $(HTW_DEB_ROOT)/.unpacked
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -o $@ $< $$($(HTW_DEB_PKG_CONFIG) --cflags --libs libhtwheel) \
+		-Wl,-rpath,$(HTW_DEB_LIBDIR)
+
+$(BUILD)/tests/libhtwheel_deb_static_test: tests/lib/libhtwheel_pkgconfig_consumer.c $(HTW_DEB_ROOT)/.unpacked
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -static -o $@ $< \
+		$$($(HTW_DEB_PKG_CONFIG) --static --cflags --libs libhtwheel)
