@@ -84,14 +84,17 @@ kernel:
 # Each part of the tree keeps its own rules: the library, CLI and echo
 # server (tools/lib/htwheel.mk), the event-loop examples
 # (tools/examples/examples.mk), the benchmark (tools/bench/bench.mk),
-# Debian's kernels under qemu (tools/qemu/qemu.mk).
+# Debian's kernels under qemu (tools/qemu/qemu.mk), the Debian packages
+# (tools/deb/deb.mk).
 include tools/lib/htwheel.mk
 include tools/examples/examples.mk
 include tools/bench/bench.mk
 include tools/qemu/qemu.mk
+include tools/deb/deb.mk
 
 # The steps after the programs are in tools/uml/check.sh and the README's
-# "How `make check` works".
+# "How `make check` works".  tools/deb/deb.mk has the Debian packages built
+# first: the qemu boots load the module DKMS built from htwheel-dkms.
 check: userprogs selftests
 	tools/uml/check.sh
 
@@ -122,10 +125,22 @@ Targets:
                    into DESTDIR PREFIX
   htw-install      what install does; the pkg-config tests run it into
                    build/destdir
+  deb              the Debian packages htwheel-dkms, libhtwheel1,
+                   libhtwheel-dev and htwheel in build/deb/ (built in a copy
+                   of the tree, build/deb/src; lintian must find no error or
+                   warning); then `apt install ./build/deb/*.deb`
+  dkms-source      the module's source and dkms.conf into
+                   DESTDIR/usr/src/htwheel-VERSION, for `dkms install`
+  htw-deb-progs    what debian/rules builds: libhtwheel, and the CLI linked
+                   against the shared library
+  htw-deb-install  what debian/rules installs into DESTDIR: install with the
+                   shared CLI, and dkms-source
   kernel           the debug UML kernel, in HTWHEEL_CACHE
   check            every test: the harness's own, UML (KUnit and user space,
                    real time and time travel), Debian 6.1 generic and RT
-                   under qemu; ends "N passed, N failed"
+                   under qemu, booting the module DKMS built from the
+                   htwheel-dkms package (so it builds deb first); ends
+                   "N passed, N failed"
   check-qemu       only the Debian kernels under qemu
   fuzz             a long ioctl fuzzer run in UML (over 10^6 operations)
   demo             boot UML, load htwheel.ko and use the CLI
@@ -138,6 +153,8 @@ Settings (make variables or the environment):
   KDIR=DIR                 kernel build tree of `make modules`
                            (default: the running kernel's)
   CC, CFLAGS               compiler and extra flags of the user programs
+  LDFLAGS                  extra link flags of the packaged CLI (debian/rules
+                           passes dpkg-buildflags')
   PREFIX, DESTDIR, BINDIR, LIBDIR, INCLUDEDIR, MANDIR
                            where `make install` puts things
   HTWHEEL_CACHE=DIR        kernels, sources and module objects

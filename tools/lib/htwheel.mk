@@ -8,7 +8,11 @@
 #   make install PREFIX=/usr DESTDIR= header, libraries, libhtwheel.pc,
 #                                     man pages and the CLI
 
-HTW_LIB_VERSION := 1.2.0
+# The project's version (libhtwheel.so.VERSION, libhtwheel.pc, the DKMS
+# package): the upstream part of the newest entry of debian/changelog, the
+# one place it is written (tools/deb/deb.mk puts it into dkms.conf).
+HTW_LIB_VERSION := $(shell sed -n '1s/^[^ ]* (\(.*\)-[^-]*).*/\1/p' $(CURDIR)/debian/changelog)
+$(if $(HTW_LIB_VERSION),,$(error debian/changelog names no version))
 HTW_LIB_SONAME := libhtwheel.so.1
 
 PREFIX ?= /usr/local

@@ -6,15 +6,19 @@
 #
 # Run by `make check` (through tools/uml/check.sh) and `make check-qemu`,
 # after make has built the programs listed in build/userprogs.list and
-# build/selftests.list.  Installs what is missing (qemu, busybox-static,
-# the compiler the headers name), downloads and unpacks the kernels into
-# $HTWHEEL_CACHE/debian, builds htwheel.ko against each header tree
-# (tools/harness.sh: W=1 and sparse, any warning fails that kernel's run),
-# builds an initramfs per kernel, boots each once (one emulator at a time)
-# and prints the run directory of every boot on stdout, one per line, for
-# tools/uml/results.py.  Logs go to stderr.  Exits 0 whatever the tests
-# did; non-zero only when the harness itself could not run.  --report runs
-# results.py on the boots afterwards (and exits with its status).
+# build/selftests.list and the Debian packages in build/deb.  Installs what
+# is missing (qemu, busybox-static, the compiler the headers name, dkms),
+# downloads and unpacks the kernels into $HTWHEEL_CACHE/debian, builds
+# htwheel.ko against each header tree (tools/harness.sh: W=1 and sparse,
+# any warning fails that kernel's run), has DKMS build it again from the
+# unpacked htwheel-dkms package (tools/deb/dkms.sh), builds an initramfs
+# per kernel with the module DKMS built, boots each once (one emulator at a
+# time), checks the boot loaded DKMS's module (selftests/htwheel_dkms.tap
+# of the run) and prints the run directory of every boot on stdout, one
+# per line, for tools/uml/results.py.  Logs go to stderr.  Exits 0
+# whatever the tests did; non-zero only when the harness itself could not
+# run.  --report runs results.py on the boots afterwards (and exits with
+# its status).
 #
 # HTW_QEMU_FLAVOURS ("amd64 rt-amd64"), HTW_QEMU_CPUS (2), HTW_QEMU_MEM
 # (1024), HTW_QEMU_TIMEOUT (240 s per boot), HTW_QEMU_ACCEL (tcg | kvm),
@@ -36,6 +40,9 @@ exports() {
 	nm "$1" | sed -n 's/.* __ksymtab_\(.*\)/htwheel.ko exports \1 (only test builds may)/p'
 }
 
+dkms_deb=$(ls "$HTW_TOP"/build/deb/htwheel-dkms_*_all.deb 2>/dev/null) ||
+	htw_die "no build/deb/htwheel-dkms_*_all.deb: make deb builds it"
+
 runs=$HTW_TOP/build/runs
 dirs=()
 for f in $HTW_QEMU_FLAVOURS; do
@@ -53,7 +60,14 @@ for f in $HTW_QEMU_FLAVOURS; do
 		dirs+=("$run")
 		continue
 	fi
-	"$HTW_TOP/tools/qemu/initramfs.sh" "$mobj" "$mobj/initrd.gz" "$HTW_TOP/tools/qemu/stage.sh" \
+	# The build above is the warnings gate; the boot loads the module DKMS
+	# builds from the package, or, when DKMS fails (htwheel_dkms says so),
+	# the gate's, so that the other tests still run.
+	"$HTW_TOP/tools/deb/dkms.sh" build "$dkms_deb" "$abi-$f" "$kdir" "$mobj/dkms" ||
+		htw_die "running dkms for $abi-$f failed"
+	bootmod=$mobj/dkms/mod
+	[ -f "$bootmod/htwheel.ko" ] || bootmod=$mobj
+	"$HTW_TOP/tools/qemu/initramfs.sh" "$bootmod" "$mobj/initrd.gz" "$HTW_TOP/tools/qemu/stage.sh" \
 		"$HTW_TOP/build/userprogs.list" "$HTW_TOP/build/selftests.list" ||
 		htw_die "building the initramfs for $f failed"
 	htw_log "booting Debian's $abi-$f under qemu, $HTW_QEMU_CPUS CPUs (log: $run/console.log)"
@@ -61,7 +75,10 @@ for f in $HTW_QEMU_FLAVOURS; do
 		htw_mod=/htw/mod htw_bin="$HTW_TOP/build" \
 		${HTW_STRESS_SECONDS:+HTW_STRESS_SECONDS=$HTW_STRESS_SECONDS} ||
 		htw_die "could not boot $abi-$f"
-	exports "$mobj/htwheel.ko" >>"$run/errors"
+	"$HTW_TOP/tools/deb/dkms.sh" verify "$mobj/dkms" "$run" ||
+		htw_die "checking which module $abi-$f loaded failed"
+	cp "$mobj/dkms/dkms.log" "$run/dkms.log"
+	exports "$bootmod/htwheel.ko" >>"$run/errors"
 	[ -s "$run/errors" ] || rm -f "$run/errors"
 	cp "$mobj/build.log" "$run/module-build.log"
 	htw_log "  $f: qemu exit $(cat "$run/kernel.rc"), $(cat "$run/seconds.txt") s"

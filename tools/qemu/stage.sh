@@ -3,7 +3,8 @@
 # user-space test make built (device, library, stress) except the
 # time-travel ones, unload, and leave the results in $HTW_OUT in the layout
 # of the UML runs (selftests/NAME.tap and NAME.rc, errors, dmesg.txt) for
-# results.py.
+# results.py, and what identifies the module it loaded (module.sha256,
+# module.build-id).
 #
 # From the kernel command line: htw_mod (directory of htwheel.ko), htw_bin
 # (the build directory, at its host path), htw_cpus (CPUs asked for),
@@ -18,7 +19,13 @@ echo "$cpus" >"$out/cpus.txt"
 [ "$cpus" -ge "${htw_cpus:-2}" ] || fail "only $cpus CPUs online, wanted ${htw_cpus:-2}"
 
 cd "$out" || exit 1
+# Which module this boot loads, for the host to hold against the one DKMS
+# built (tools/deb/dkms.sh verify): the file's sha256 before insmod, the GNU
+# build ID the kernel keeps of the loaded module after.
+sha256sum "$htw_mod/htwheel.ko" >"$out/module.sha256"
 insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
+od -An -v -tx1 /sys/module/htwheel/notes/.note.gnu.build-id | tr -d ' \n' >"$out/module.build-id"
+sh /htw/ship.sh module.sha256 module.build-id
 [ -c /dev/htwheel ] || fail "no /dev/htwheel after insmod"
 [ -d /sys/kernel/slab/htw_timer ] || fail "no /sys/kernel/slab/htw_timer (booted without slab_nomerge?)"
 
