@@ -19,7 +19,8 @@
 
 #include "cli.h"
 
-#define HTW_CLI_VERSION	"1.0"
+/* The package's version, from debian/changelog (tools/lib/htwheel.mk). */
+#define HTW_CLI_VERSION	HTW_VERSION
 
 static int print_usage(FILE *out)
 {

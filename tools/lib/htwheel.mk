@@ -24,7 +24,8 @@ MANDIR ?= $(PREFIX)/share/man
 HTW_LIBDIR := $(BUILD)/lib
 HTW_LIB_SRCS := tools/lib/htwheel.c tools/lib/duration.c
 HTW_LIB_HDRS := tools/lib/include/htwheel.h include/uapi/linux/htwheel.h
-HTW_LIB_CFLAGS := $(USER_CFLAGS) -I$(CURDIR)/tools/lib/include
+HTW_LIB_CFLAGS := $(USER_CFLAGS) -I$(CURDIR)/tools/lib/include \
+	-DHTW_VERSION='"$(HTW_LIB_VERSION)"'
 HTW_LIB_A := $(HTW_LIBDIR)/libhtwheel.a
 HTW_LIB_SO := $(HTW_LIBDIR)/libhtwheel.so.$(HTW_LIB_VERSION)
 HTW_LIB_OBJS := $(patsubst tools/lib/%.c,$(HTW_LIBDIR)/%.o,$(HTW_LIB_SRCS))
@@ -67,7 +68,7 @@ $(HTW_LIB_A): $(HTW_LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(HTW_LIB_SO): $(HTW_LIB_PICS) tools/lib/libhtwheel.map
-	$(CC) -shared -Wl,-soname,$(HTW_LIB_SONAME) \
+	$(CC) -shared $(LDFLAGS) -Wl,-soname,$(HTW_LIB_SONAME) \
 		-Wl,--version-script=tools/lib/libhtwheel.map -o $@ $(HTW_LIB_PICS)
 
 $(HTW_LIBDIR)/libhtwheel.so: $(HTW_LIB_SO)
@@ -113,7 +114,9 @@ htw-install: htw-lib $(HTW_CLI)
 		tools/lib/libhtwheel.pc.in >$(DESTDIR)$(LIBDIR)/pkgconfig/libhtwheel.pc
 	install -m 755 $(HTW_CLI) $(DESTDIR)$(BINDIR)/htwheel
 	for p in $(HTW_MANPAGES); do \
-		s=$${p##*.}; install -m 644 $$p $(DESTDIR)$(MANDIR)/man$$s/; \
+		s=$${p##*.}; d=$(DESTDIR)$(MANDIR)/man$$s/$${p##*/}; \
+		sed '1,3s/^\(\.TH .*"\(lib\)\{0,1\}htwheel\) [0-9.]*"/\1 $(HTW_LIB_VERSION)"/' $$p >$$d; \
+		chmod 644 $$d; \
 	done
 
 $(HTW_DESTDIR)/.installed: $(HTW_LIB_A) $(HTW_LIB_SO) $(HTW_CLI) $(HTW_LIB_HDRS) \
