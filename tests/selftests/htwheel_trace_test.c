@@ -8,8 +8,10 @@
  * Each case records into a tracing instance of its own
  * (instances/htwheel_trace_test), so the system's own buffer, events and
  * filters stay as they were; the instance is removed at the end, and
- * tracefs unmounted again if the test mounted it.  A kernel without
- * tracefs (UML's test kernel has no CONFIG_FTRACE) skips, saying so.
+ * tracefs unmounted again if the test mounted it.  tracefs comes with
+ * CONFIG_TRACING, which UML's debug kernel has (selected by its lockdep
+ * and irq-flags tracing) though it has no CONFIG_FTRACE; a kernel without
+ * it skips, saying so.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -292,7 +294,7 @@ FIXTURE_SETUP(trace)
 	if (getuid())
 		SKIP(return, "needs root for tracefs and the module's limits");
 	if (!have_tracefs())
-		SKIP(return, "the kernel has no tracefs (no CONFIG_FTRACE, as UML's test kernel): its events cannot be read");
+		SKIP(return, "the kernel has no tracefs (built without CONFIG_TRACING): its events cannot be read");
 	root = find_tracefs(self->mounted, sizeof(self->mounted));
 	ASSERT_NE(NULL, root) TH_LOG("tracefs is known but could not be mounted");
 	snprintf(path, sizeof(path), "%s/events/htwheel", root);
