@@ -294,7 +294,7 @@ FIXTURE_SETUP(trace)
 	if (getuid())
 		SKIP(return, "needs root for tracefs and the module's limits");
 	if (!have_tracefs())
-		SKIP(return, "the kernel has no tracefs (built without CONFIG_TRACING): its events cannot be read");
+		SKIP(return, "no tracefs (a kernel without CONFIG_TRACING)");
 	root = find_tracefs(self->mounted, sizeof(self->mounted));
 	ASSERT_NE(NULL, root) TH_LOG("tracefs is known but could not be mounted");
 	snprintf(path, sizeof(path), "%s/events/htwheel", root);
@@ -433,7 +433,8 @@ TEST_F(trace, workload_events_carry_its_values)
 	memset(d, 0, sizeof(d));
 	d[0].cookie = COOKIE(10);
 	d[1].cookie = COOKIE(11);
-	d[0].expires = d[1].expires = HOUR;
+	d[0].expires = HOUR;
+	d[1].expires = HOUR;
 	ASSERT_EQ(2, schedule(fd, d, 2));
 	ASSERT_EQ(0, ioctl(fd, HTW_IOC_DRAIN, &drain));
 	ASSERT_EQ(2, drain.drained);
