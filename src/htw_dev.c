@@ -38,6 +38,7 @@
 #include "htw_table.h"
 #include "htw_timens.h"
 #include "htw_tick.h"
+#include "htw_trace.h"
 
 #define HTW_NAME	"htwheel"
 
@@ -85,6 +86,8 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
  *               with smp_load_acquire(), fixed until release
  * @table_entries: its slots, charged as live timers
  * @table_bytes: what it was charged as wheel structures
+ * @id:          the file's name in trace events (fdinfo "htw-trace-id");
+ *               fixed at open(), in @geo too so that its wheels carry it
  * @buf:         bounce buffer for read(), under @lock
  */
 struct htw_file {
@@ -100,6 +103,7 @@ struct htw_file {
 	struct htw_wheel *table;
 	u32 table_entries;
 	size_t table_bytes;
+	u32 id;
 	union {
 		struct htw_wheel_expiry rec[HTW_CHUNK / 8];
 		struct htw_wheel_unexpired unexp[HTW_CHUNK / 8];
@@ -165,8 +169,10 @@ static struct htw_wheel *htw_file_create_wheel(struct htw_file *hf)
 	struct htw_wheel *wheel;
 
 	lockdep_assert_held(&hf->lock);
-	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes))
+	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes)) {
+		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_WHEEL_BYTES, -EDQUOT);
 		return ERR_PTR(-EDQUOT);
+	}
 	wheel = htw_wheel_create(&hf->geo, htw_file_ready, hf,
 				 GFP_KERNEL_ACCOUNT);
 	if (IS_ERR(wheel)) {
@@ -241,13 +247,16 @@ static int htw_ioc_setup(struct htw_file *hf, void __user *argp)
 	if (setup.flags ||
 	    !htw_all_zero(setup.reserved, ARRAY_SIZE(setup.reserved)))
 		return -EINVAL;
-	if (setup.max_pending > READ_ONCE(max_pending))
+	if (setup.max_pending > READ_ONCE(max_pending)) {
+		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_MAX_PENDING, -EINVAL);
 		return -EINVAL;
+	}
 	geo.tick_ns = setup.tick_ns ?: READ_ONCE(default_tick_ns);
 	geo.slots = setup.slots ?: READ_ONCE(default_slots);
 	geo.clockid = setup.clockid;
 	geo.max_pending = setup.max_pending ?: READ_ONCE(max_pending);
 	geo.quota = hf->quota;
+	geo.trace_id = hf->id;
 	ret = htw_geometry_normalise(&geo);
 	if (ret)
 		return ret;
@@ -526,8 +535,10 @@ static long htw_ioc_schedule(struct htw_file *hf, void __user *argp)
 	e = htw_batch_begin(req.flags, req.pad, req.reserved,
 			    ARRAY_SIZE(req.reserved), req.count, req.entries,
 			    sizeof(*e));
-	if (IS_ERR(e))
-		return PTR_ERR(e);
+	if (IS_ERR(e)) {
+		ret = PTR_ERR(e);
+		goto out;
+	}
 
 	ret = htw_ioc_schedule_prepare(hf, &ctx, e, &req);
 	if (!ret)
@@ -536,6 +547,9 @@ static long htw_ioc_schedule(struct htw_file *hf, void __user *argp)
 	/* The count is also the return value: a failed write-back loses nothing. */
 	if (ret > 0)
 		put_user((u32)ret, &ureq->done);
+out:
+	trace_htwheel_schedule(hf->id, req.count, ret > 0 ? ret : 0,
+			       ret < 0 ? ret : 0);
 	return ret;
 }
 
@@ -552,8 +566,9 @@ static int htw_cancel_entry_check(const void *entry,
  * Returns 0, -EFAULT, or -EINTR when the caller is being killed: the
  * entries before that point are done and *@cancelled counts them.
  */
-static int htw_ioc_cancel_batch(struct htw_wheel *wheel, struct htw_cancel_entry *e,
-				u64 uptr, u32 count, u32 *cancelled)
+static int htw_ioc_cancel_batch(struct htw_file *hf, struct htw_wheel *wheel,
+				struct htw_cancel_entry *e, u64 uptr, u32 count,
+				u32 *cancelled)
 {
 	u32 done, i;
 
@@ -568,6 +583,7 @@ static int htw_ioc_cancel_batch(struct htw_wheel *wheel, struct htw_cancel_entry
 		for (i = 0; i < n; i++) {
 			e[i].result = wheel ? htw_wheel_cancel(wheel, e[i].handle) :
 					      HTW_CANCEL_UNKNOWN;
+			trace_htwheel_cancel(hf->id, e[i].handle, e[i].result);
 			*cancelled += e[i].result == HTW_WHEEL_CANCEL_OK;
 		}
 		if (htw_copy_out_batch(uptr, done, e, n, sizeof(*e)))
@@ -601,7 +617,7 @@ static long htw_ioc_cancel(struct htw_file *hf, void __user *argp)
 	if (!ret && put_user(0U, &ureq->cancelled))
 		ret = -EFAULT;
 	if (!ret) {
-		ret = htw_ioc_cancel_batch(wheel, e, req.entries, req.count,
+		ret = htw_ioc_cancel_batch(hf, wheel, e, req.entries, req.count,
 					   &cancelled);
 		/* Killed part way: the cancels done are reported all the same. */
 		if (ret != -EFAULT && put_user(cancelled, &ureq->cancelled))
@@ -827,6 +843,7 @@ static long htw_ioc_drain(struct htw_file *hf, void __user *argp)
 	}
 	total = htw_wheel_drain(wheel, kbuf, req.count);
 	mutex_unlock(&hf->lock);
+	trace_htwheel_drain(hf->id, total);
 	ret = htw_ioc_drain_copy_out(req.entries, kbuf, min_t(size_t, total, req.count));
 	if (!ret && put_user((u64)total, &ureq->drained))
 		ret = -EFAULT;
@@ -945,10 +962,13 @@ static struct htw_wheel *htw_file_peek_table(struct htw_file *hf)
 /* The slots as live timers, the rest as wheel structures: all or nothing. */
 static int htw_file_charge_table(struct htw_file *hf, u32 entries, size_t bytes)
 {
-	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_TIMERS, entries))
+	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_TIMERS, entries)) {
+		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_TIMERS, -EDQUOT);
 		return -EDQUOT;
+	}
 	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes)) {
 		htw_quota_uncharge_n(hf->quota, HTW_LIMIT_TIMERS, entries);
+		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_WHEEL_BYTES, -EDQUOT);
 		return -EDQUOT;
 	}
 	return 0;
@@ -1013,9 +1033,12 @@ static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
 		return -EFAULT;
 	if (ts.flags || !htw_all_zero(ts.reserved, ARRAY_SIZE(ts.reserved)))
 		return -EINVAL;
-	if (!ts.entries ||
-	    ts.entries > min_t(u64, READ_ONCE(max_pending), HTW_MAX_PENDING))
+	if (!ts.entries)
 		return -EINVAL;
+	if (ts.entries > min_t(u64, READ_ONCE(max_pending), HTW_MAX_PENDING)) {
+		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_MAX_PENDING, -EINVAL);
+		return -EINVAL;
+	}
 	wheel = htw_file_wheel(hf);
 	if (IS_ERR(wheel))
 		return PTR_ERR(wheel);
@@ -1118,6 +1141,8 @@ static ssize_t htw_char_read(struct file *file, char __user *buf, size_t count,
 		wheel = hf->wheel;
 		ret = wheel ? htw_char_read_some(hf, wheel, buf, max) : 0;
 		mutex_unlock(&hf->lock);
+		if (ret > 0)
+			trace_htwheel_deliver(hf->id, HTW_TRACE_VIA_READ, ret);
 		if (ret)
 			return ret < 0 ? ret : ret * sizeof(struct htw_expiry);
 		if (file->f_flags & O_NONBLOCK)
@@ -1169,6 +1194,7 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "htw-table-entries:\t%llu\n", st.table_entries);
 	seq_printf(m, "htw-table-taken:\t%llu\n", st.table_taken);
 	seq_printf(m, "htw-table-fired:\t%llu\n", st.table_fired);
+	seq_printf(m, "htw-trace-id:\t%u\n", hf->id);
 }
 
 /* Ioctls other than the handshake, as known to this file. */
@@ -1230,6 +1256,22 @@ static int htw_file_default_geometry(struct htw_geometry *geo)
 }
 
 /*
+ * A file's trace id: 1, 2, ... in the order of open(), 0 left for wheels
+ * no file owns.  Only ever compared by whoever reads a trace, so a wrap
+ * after 2^32 opens merely makes two files' events look alike.
+ */
+static u32 htw_next_trace_id(void)
+{
+	static atomic_t last = ATOMIC_INIT(0);
+	u32 id;
+
+	do {
+		id = atomic_inc_return(&last);
+	} while (!id);
+	return id;
+}
+
+/*
  * Charge the new file to its opener: the user namespace and effective
  * uid of the task calling open(), whoever uses the file later.
  */
@@ -1240,6 +1282,7 @@ static int htw_file_account(struct htw_file *hf)
 		return -ENOMEM;
 	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_INSTANCES, 1)) {
 		htw_quota_put(hf->quota);
+		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_INSTANCES, -EMFILE);
 		return -EMFILE;
 	}
 	return 0;
@@ -1261,6 +1304,8 @@ static int htw_char_open(struct inode *inode, struct file *file)
 	hf = kzalloc(sizeof(*hf), GFP_KERNEL_ACCOUNT);
 	if (!hf)
 		return -ENOMEM;
+	/* First, so that a refused open() is traced with the id it had. */
+	hf->id = htw_next_trace_id();
 	ret = htw_file_default_geometry(&hf->geo);
 	if (!ret)
 		ret = htw_file_account(hf);
@@ -1269,6 +1314,7 @@ static int htw_char_open(struct inode *inode, struct file *file)
 		return ret;
 	}
 	hf->geo.quota = hf->quota;
+	hf->geo.trace_id = hf->id;
 	htw_timens_capture(&hf->timens);
 	mutex_init(&hf->lock);
 	init_waitqueue_head(&hf->wq);

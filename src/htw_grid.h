@@ -49,6 +49,7 @@ struct htw_geometry {
 	u32 slots;		/* per level, rounded up to a power of two */
 	u32 levels;		/* derived: enough levels to cover any u64 delay */
 	clockid_t clockid;	/* CLOCK_MONOTONIC or CLOCK_BOOTTIME */
+	u32 trace_id;		/* the owner's name in trace events; 0 none */
 	u64 max_pending;	/* limit on live timers (pending + queued) */
 	struct htw_quota *quota; /* optional: charged one per live timer */
 };

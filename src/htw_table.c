@@ -36,6 +36,7 @@
 #include "htw_internal.h"
 #include "htw_table.h"
 #include "htw_timens.h"
+#include "htw_trace.h"
 
 /*
  * The mapping: the header, then each part from a 64-byte boundary, so
@@ -397,6 +398,12 @@ bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
 		if (htw_table_claim(slot, deadline, &cookie)) {
 			htw_table_write_cqe(tb, t->cookie, cookie, deadline,
 					    now_ns);
+			/* The host's deadline again, only while traced. */
+			if (trace_htwheel_table_expire_enabled())
+				trace_htwheel_table_expire(w->geo.trace_id,
+							   t->cookie, cookie,
+							   htw_timens_to_host(deadline, tb->offset),
+							   now_ns);
 			htw_timer_set_where(t, HTW_FREE, 0);
 			htw_count_bh(w, HTW_C_FIRED, 1);
 			return true;
@@ -435,6 +442,8 @@ void htw_table_publish_completions(struct htw_wheel *w)
 	lockdep_assert_held(&w->tick_lock);
 	if (tb->cq_published == tb->cq_tail)
 		return;
+	trace_htwheel_deliver(w->geo.trace_id, HTW_TRACE_VIA_RING,
+			      tb->cq_tail - tb->cq_published);
 	/* The records before the index: pairs with the consumer's acquire. */
 	smp_store_release(&tb->hdr->cq_tail, tb->cq_tail);
 	WRITE_ONCE(tb->cq_published, tb->cq_tail);

@@ -20,6 +20,7 @@
 #include "htw_internal.h"
 #include "htw_table.h"
 #include "htw_tick.h"
+#include "htw_trace.h"
 
 /* ---- arming ---- */
 
@@ -137,9 +138,26 @@ static void htw_fire(struct htw_wheel *w, struct htw_fired *f,
 	f->n++;
 }
 
+/*
+ * The expire events of one visit's fired timers, while the tick still
+ * owns them: a loop of their own behind one static branch per visit, so
+ * that the per-timer loop of htw_fire() does not even load an argument
+ * for a disabled event.
+ */
+static void htw_trace_fired(struct htw_wheel *w, const struct htw_fired *f)
+{
+	const struct htw_timer *t;
+
+	for (t = f->first; t; t = t->next)
+		trace_htwheel_expire(w->geo.trace_id, t->handle, t->cookie,
+				     t->deadline_ns, t->fired_ns);
+}
+
 static void htw_fired_commit(struct htw_wheel *w, struct htw_fired *f)
 {
 	lockdep_assert_held(&w->tick_lock);
+	if (trace_htwheel_expire_enabled())
+		htw_trace_fired(w, f);
 	htw_count_bh(w, HTW_C_PENDING, -(s64)f->oneshots);
 	htw_count_bh(w, HTW_C_FIRED, f->n);
 	htw_enqueue_ready(w, f->first, f->last, f->n);
@@ -269,17 +287,37 @@ static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
 	return true;
 }
 
+/*
+ * What a batch did, and when the hrtimer fires next as the batch left it
+ * (a schedule since may have moved it earlier): read after the locks are
+ * dropped, only while the event is on.
+ */
+static void htw_trace_tick(struct htw_wheel *w, unsigned int budget,
+			   unsigned int fired, u64 now, bool done)
+{
+	u64 armed = READ_ONCE(w->armed_tick);
+
+	trace_htwheel_tick(w->geo.trace_id, HTW_BATCH - budget, fired, now,
+			   armed == U64_MAX ? U64_MAX :
+					      htw_grid_tick_time(&w->grid, armed),
+			   !done);
+}
+
 /* One batch of a run; returns true when the run is complete. */
 static bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer)
 {
 	unsigned int budget = HTW_BATCH, fired = 0;
 	bool done;
+	u64 now;
 
 	spin_lock_bh(&w->tick_lock);
 	if (from_hrtimer)
 		w->tick_wakeups++;
-	done = htw_advance(w, htw_wheel_now(w), &budget, &fired);
+	now = htw_wheel_now(w);
+	done = htw_advance(w, now, &budget, &fired);
 	spin_unlock_bh(&w->tick_lock);
+	if (trace_htwheel_tick_enabled())
+		htw_trace_tick(w, budget, fired, now, done);
 	/* Outside every wheel lock: the owner may call back into the wheel. */
 	if (fired && w->ready)
 		w->ready(w, w->owner);

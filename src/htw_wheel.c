@@ -20,6 +20,7 @@
 #include "htw_compat.h"
 #include "htw_internal.h"
 #include "htw_limits.h"
+#include "htw_trace.h"
 
 #ifdef HTW_KUNIT_PROBES
 /* Timers allocated by every wheel, for the suites' leak checks only. */
@@ -274,10 +275,16 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 	int ret;
 
 	ret = htw_quota_charge(w->geo.quota);
-	if (ret)
+	if (ret) {
+		trace_htwheel_limit(w->geo.trace_id, HTW_TRACE_LIMIT_TIMERS, ret);
 		return ERR_PTR(ret);
+	}
 	t = htw_handle_get(&w->handles, &handle);
 	if (IS_ERR(t)) {
+		/* All max_pending ids in use, or every id used up and retired. */
+		if (PTR_ERR(t) == -ENOSPC)
+			trace_htwheel_limit(w->geo.trace_id,
+					    HTW_TRACE_LIMIT_MAX_PENDING, -ENOSPC);
 		htw_quota_uncharge(w->geo.quota);
 		return t;
 	}
@@ -405,8 +412,11 @@ int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 	if (htw_spec_check(&w->geo, spec))
 		return -EINVAL;
 	/* The table's limit is max_pending; this only puts it before EDQUOT. */
-	if (htw_handles_full(&w->handles))
+	if (htw_handles_full(&w->handles)) {
+		trace_htwheel_limit(w->geo.trace_id, HTW_TRACE_LIMIT_MAX_PENDING,
+				    -ENOSPC);
 		return -ENOSPC;
+	}
 	t = htw_timer_alloc(w);
 	if (IS_ERR(t))
 		return PTR_ERR(t);
