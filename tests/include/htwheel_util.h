@@ -20,6 +20,44 @@
 #include <unistd.h>
 #include <linux/htwheel.h>
 
+
+/*
+ * @path = build/@name: the test programs are in build/tests, and the
+ * programs they run (the CLI, the examples) one level up.  0, or -1 if
+ * /proc/self/exe could not be read or the path does not fit.
+ */
+static inline int htw_test_build_path(char *path, size_t size,
+				      const char *name)
+{
+	ssize_t n = readlink("/proc/self/exe", path, size - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';			/* build/tests */
+	slash = strrchr(path, '/');
+	if (!slash)
+		return -1;
+	n = snprintf(slash, path + size - slash, "/%s", name);
+	return n < path + size - slash ? 0 : -1;
+}
+
+/* The whole of file @fd from its start into @buf, NUL-terminated. */
+static inline void htw_test_slurp(int fd, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	lseek(fd, 0, SEEK_SET);
+	while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
+}
+
 /* Open /dev/htwheel and do the handshake; -1 with errno on failure. */
 static inline int htw_test_open(int flags)
 {

@@ -40,28 +40,11 @@ static double mono_ms(void)
 
 static char cli[PATH_MAX];
 
+/* build/htwheel */
 static void find_cli(void)
 {
-	ssize_t n = readlink("/proc/self/exe", cli, sizeof(cli) - 16);
-	char *slash;
-
-	if (n <= 0)
+	if (htw_test_build_path(cli, sizeof(cli), "htwheel"))
 		abort();
-	cli[n] = '\0';
-	slash = strrchr(cli, '/');
-	*slash = '\0';			/* build/tests */
-	slash = strrchr(cli, '/');
-	snprintf(slash, cli + sizeof(cli) - slash, "/htwheel");	/* build/htwheel */
-}
-
-static void slurp(int fd, char *buf)
-{
-	size_t len = 0;
-	ssize_t n;
-
-	while (len < OUT_MAX - 1 && (n = read(fd, buf + len, OUT_MAX - 1 - len)) > 0)
-		len += n;
-	buf[len] = '\0';
 }
 
 /* Run the CLI with @argv (NULL-terminated, without argv[0]); stdin @in. */
@@ -102,10 +85,8 @@ static void run_in(struct result *r, const char *in, const char *env,
 	waitpid(pid, &st, 0);
 	r->elapsed_ms = mono_ms() - r->elapsed_ms;
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	lseek(o, 0, SEEK_SET);
-	lseek(e, 0, SEEK_SET);
-	slurp(o, r->out);
-	slurp(e, r->err);
+	htw_test_slurp(o, r->out, sizeof(r->out));
+	htw_test_slurp(e, r->err, sizeof(r->err));
 	close(o);
 	close(e);
 	unlink(outf);

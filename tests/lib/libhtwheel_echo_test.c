@@ -58,15 +58,12 @@ static uint64_t now_ns(void)
 static pid_t start_server(FILE **out, int *port)
 {
 	char path[PATH_MAX], line[128];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
 	int p[2];
 	pid_t pid;
 
-	if (n <= 0 || pipe(p))
+	if (htw_test_build_path(path, sizeof(path), "htwheel-echo-server") ||
+	    pipe(p))
 		return -1;
-	path[n] = '\0';
-	*strrchr(path, '/') = '\0';
-	strcpy(strrchr(path, '/'), "/htwheel-echo-server");
 	pid = fork();
 	if (!pid) {
 		dup2(p[1], 1);

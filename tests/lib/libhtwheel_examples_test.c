@@ -73,31 +73,6 @@ struct report {
 	unsigned long sum_sock_cqes, sum_timer_cqes;
 };
 
-static void example_path(char *path, size_t size, const char *name)
-{
-	ssize_t n = readlink("/proc/self/exe", path, size - 64);
-	char *slash;
-
-	if (n <= 0)
-		abort();
-	path[n] = '\0';
-	slash = strrchr(path, '/');
-	*slash = '\0';			/* build/tests */
-	slash = strrchr(path, '/');
-	snprintf(slash, path + size - slash, "/%s", name);
-}
-
-static void slurp(int fd, char *buf, size_t size)
-{
-	size_t len = 0;
-	ssize_t n;
-
-	lseek(fd, 0, SEEK_SET);
-	while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += n;
-	buf[len] = '\0';
-}
-
 static int temp_file(const char *what)
 {
 	const char *tmp = getenv("TMPDIR") ?: "/tmp";
@@ -120,7 +95,8 @@ static int run_example(struct run *r, const char *name, const char *arg)
 
 	if (o < 0 || e < 0)
 		return -1;
-	example_path(path, sizeof(path), name);
+	if (htw_test_build_path(path, sizeof(path), name))
+		abort();
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -137,8 +113,8 @@ static int run_example(struct run *r, const char *name, const char *arg)
 		return -1;
 	kill(-pid, SIGKILL);	/* whatever it left behind */
 	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-	slurp(o, r->out, sizeof(r->out));
-	slurp(e, r->err, sizeof(r->err));
+	htw_test_slurp(o, r->out, sizeof(r->out));
+	htw_test_slurp(e, r->err, sizeof(r->err));
 	close(o);
 	close(e);
 	return 0;
