@@ -159,6 +159,8 @@ Settings (make variables or the environment):
                            where `make install` puts things
   HTWHEEL_CACHE=DIR        kernels, sources and module objects
                            (default ~/.cache/htwheel)
+  HTW_MODULE_CACHE=DIR     where the modules are built (default
+                           HTWHEEL_CACHE/module): one per work tree
   HTW_JOBS=N               jobs of a UML kernel build (default: all CPUs)
   HTW_SKIP_QEMU=1          `make check` without the qemu boots
   HTW_BOOT_TIMEOUT=S       seconds before a UML boot is killed (900; fuzz 1800; bench 2400)

@@ -42,8 +42,12 @@ htw_apt_install() {
 # The build directory of one UML kernel flavour ("debug" for tests, "bench").
 htw_kobj() { printf '%s/build/um-%s\n' "$HTWHEEL_CACHE" "$1"; }
 
+# Where the modules are built: HTW_MODULE_CACHE moves them out of the
+# cache, so that two work trees can build side by side.
+htw_modcache() { printf '%s\n' "${HTW_MODULE_CACHE:-$HTWHEEL_CACHE/module}"; }
+
 # Where the modules built for one UML kernel flavour go.
-htw_modobj() { printf '%s/module/um-%s\n' "$HTWHEEL_CACHE" "$1"; }
+htw_modobj() { printf '%s/um-%s\n' "$(htw_modcache)" "$1"; }
 
 # ---- Debian's kernels under qemu ----
 

@@ -45,7 +45,7 @@ htw_apt_install $HTW_QEMU_APT_PKGS
 
 read -r abi version root < <("$HTW_TOP/tools/qemu/fetch.sh") || htw_die "fetching Debian's kernels failed"
 kdir=$root/usr/src/linux-headers-$abi-$flavour
-mobj=$HTWHEEL_CACHE/module/debian-$abi-$flavour-bench
+mobj=$(htw_modcache)/debian-$abi-$flavour-bench
 htw_log "building htwheel.ko and htwheel_bench.ko against linux-headers-$abi-$flavour ($version)"
 htw_build_modules "$kdir" "$mobj" HTW_BENCH=1 ||
 	htw_die "module build against linux-headers-$abi-$flavour failed: see $mobj/build.log"

@@ -47,7 +47,7 @@ runs=$HTW_TOP/build/runs
 dirs=()
 for f in $HTW_QEMU_FLAVOURS; do
 	run=$runs/debian-$kmaj-$f
-	mobj=$HTWHEEL_CACHE/module/debian-$abi-$f
+	mobj=$(htw_modcache)/debian-$abi-$f
 	kdir=$root/usr/src/linux-headers-$abi-$f
 	htw_log "building htwheel.ko against linux-headers-$abi-$f ($version)"
 	if ! htw_build_modules "$kdir" "$mobj"; then

@@ -8,7 +8,8 @@
 #
 # From the kernel command line: htw_mod (directory of htwheel.ko), htw_bin
 # (the build directory, at its host path), htw_cpus (CPUs asked for),
-# htw_test_timeout (seconds per program; twice that for the latency test).
+# htw_test_timeout (seconds per program; twice that for the latency test),
+# htw_only (a comma-separated list of programs: just those run).
 out=$HTW_OUT
 mkdir -p "$out/selftests"
 fail() { echo "$*" >>"$out/errors"; }
@@ -38,6 +39,8 @@ for t in $tests; do
 	[ -x "$t" ] || continue
 	n=${t##*/}
 	case "$n" in *_tt_test) continue ;; esac	# UML time travel only
+	# htw_only, a comma-separated list of programs, runs just those.
+	case ",$htw_only," in ,,) ;; *",$n,"*) ;; *) continue ;; esac
 	echo "htwheel: running $n"
 	# If the kernel dies in this test, the host is left with this line.
 	echo "# $n: started; the boot ended before it did" >"$out/selftests/$n.tap"
