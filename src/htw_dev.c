@@ -137,18 +137,22 @@ int htw_api_negotiate(struct htw_api *api)
 }
 EXPORT_SYMBOL_IF_HTW_TESTS(htw_api_negotiate);
 
-/* Called by the tick in softirq context when records became ready. */
+/*
+ * Called by the tick in softirq context when records became ready.  The
+ * eventfd rings before poll's waiters wake: a reader woken on another CPU
+ * who reads the records and then the eventfd finds this tick's ring.
+ */
 static void htw_file_ready(struct htw_wheel *wheel, void *owner)
 {
 	struct htw_file *hf = owner;
 	struct eventfd_ctx *efd;
 
-	wake_up_interruptible_poll(&hf->wq, EPOLLIN | EPOLLRDNORM);
 	rcu_read_lock();
 	efd = rcu_dereference(hf->eventfd);
 	if (efd)
 		htw_eventfd_signal(efd);
 	rcu_read_unlock();
+	wake_up_interruptible_poll(&hf->wq, EPOLLIN | EPOLLRDNORM);
 }
 
 /* The file's wheel if it exists yet, without a lock. */
