@@ -183,12 +183,12 @@ Settings (make variables or the environment):
                            counts (1000,10000,100000,1000000) of `make bench`
   HTW_BENCH_SEED           the seed of the bench's delays (a fresh random one,
                            recorded in the results)
-  HTW_BENCH_UBENCH         the htwheel_ubench commands run
-                           (sched,rearm,deliver,mem,table,conn)
+  HTW_BENCH_UBENCH         the htwheel_ubench commands run (sched,rearm,
+                           deliver,mem,table,churn,idle-rearm,awake,conn)
   HTW_BENCH_CONN           connection counts of the idle-timeout workload
                            (1000,100000,1000000)
-  HTW_BENCH_TABLE          the shared timer table's sizes
-                           (1000,100000,1000000)
+  HTW_BENCH_TABLE          the sizes of the shared timer table, churn,
+                           idle-rearm and awake (1000,100000,1000000)
   HTW_BENCH_KMOD           more htwheel_bench.ko parameters, comma-separated
                            (expiry=0,reps=3: a quick look, not the table)
   HTW_BENCH_SKIP_QEMU=1    `make bench` without the qemu boot

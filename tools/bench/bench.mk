@@ -23,11 +23,14 @@ userprogs: $(BENCH_PROGS)
 # Debian's libuv1-dev (libuv_a.a) and libev-dev (libev.a) are linked in,
 # since the program runs in UML's and qemu's initramfs, where no shared
 # library is.  libuv's getpwuid_r link warning concerns code never called.
+# The churn rows drive the shared table through libhtwheel's public calls;
+# its doorbell is wrapped at link time, to be counted (churn.c).
 $(BUILD)/bench/htwheel_ubench: $(UBENCH_SRCS) $(wildcard tools/bench/ubench/*.h) \
-		include/uapi/linux/htwheel.h
+		include/uapi/linux/htwheel.h $(HTW_LIB_A) tools/lib/include/htwheel.h
 	@mkdir -p $(dir $@)
 	@tools/harness.sh apt-install libuv1-dev libev-dev
-	$(CC) $(USER_CFLAGS) -static -o $@ $(UBENCH_SRCS) \
+	$(CC) $(USER_CFLAGS) -I$(CURDIR)/tools/lib/include -static -o $@ $(UBENCH_SRCS) \
+		-Wl,--wrap=htw_table_enter $(HTW_LIB_A) \
 		-l:libuv_a.a -l:libev.a -lpthread -ldl -lm -lrt
 
 bench: bench-progs

@@ -9,9 +9,10 @@
 # Environment: HTW_BENCH_N (user-space timers, default 100000),
 # HTW_BENCH_SIZES (in-kernel pending counts, default 1000,10000,100000,1000000),
 # HTW_BENCH_SEED (the delays' seed, default a fresh random one),
-# HTW_BENCH_UBENCH (htwheel_ubench commands, default all:
-# sched,rearm,deliver,mem,table,conn), HTW_BENCH_CONN (conn's connection counts),
-# HTW_BENCH_TABLE (the shared timer table's sizes, default 1000,100000,1000000),
+# HTW_BENCH_UBENCH (htwheel_ubench commands, default all: sched,rearm,
+# deliver,mem,table,churn,idle-rearm,awake,conn), HTW_BENCH_CONN (conn's
+# connection counts), HTW_BENCH_TABLE (the sizes of the shared timer
+# table, churn, idle-rearm and awake, default 1000,100000,1000000),
 # HTW_BENCH_KMOD (more htwheel_bench.ko parameters, comma-separated, say
 # expiry=0,reps=3: for a quick look, not for the table),
 # HTW_UML_MEM (default 2G here), HTW_BENCH_SKIP_QEMU=1 (UML only).

@@ -30,7 +30,7 @@ import platform
 import statistics
 import sys
 
-UNITS = ('ns', 'us', 'B', 'syscalls', '/s', '/h', 'count')
+UNITS = ('ns', 'us', 'B', 'syscalls', '/s', '/h', 'count', '%')
 SAMPLE_FILES = ('kbench*.txt', 'ubench-*.txt', 'idle-*.txt', 'host.txt', 'stage.txt')
 MIN_SAMPLES = 5
 BOOTS = {

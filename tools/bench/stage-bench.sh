@@ -11,7 +11,9 @@
 # connection counts, $htw_bench_conn (empty: htwheel_ubench's default).
 # table runs the shared timer table beside the peers of sched, rearm,
 # deliver and mem at each of the sizes $htw_bench_table (empty: N); conn
-# has its table variant among its own.
+# has its table variant among its own.  churn (steady churn: random
+# cancel and arm at now+T), idle-rearm (a random timer moved to now+T)
+# and awake (expiries to a loop awake anyway) run at the same sizes.
 # $htw_bench_kmod: more htwheel_bench.ko parameters, comma-separated
 # (say expiry=0,reps=3).
 out=$HTW_OUT
@@ -70,11 +72,11 @@ else
 fi
 
 cd "$TMPDIR" || exit 1
-for c in $(echo "${htw_bench_ubench:-sched,rearm,deliver,mem,table,conn}" | tr , ' '); do
+for c in $(echo "${htw_bench_ubench:-sched,rearm,deliver,mem,table,churn,idle-rearm,awake,conn}" | tr , ' '); do
 	echo "htwheel: user-space bench: $c"
 	if [ "$c" = conn ]; then
 		set -- ${htw_bench_conn:+"$htw_bench_conn"}
-	elif [ "$c" = table ]; then
+	elif [ "$c" = table ] || [ "$c" = churn ] || [ "$c" = idle-rearm ] || [ "$c" = awake ]; then
 		set -- "${htw_bench_table:-$htw_bench_n}" "$out"
 	else
 		set -- "$htw_bench_n" "$out"

@@ -12,11 +12,12 @@ set -euo pipefail
 runs=$HTW_TOP/build/runs
 # results.py judges every boot below; first check that it still catches
 # each fault it must, that the bench's report.py still reads and judges
-# its samples right, and that `make help` still tells every target and
-# knob.  Their TAP is the boot "host" of tests/manifest.txt.
+# its samples right, that the bench's churn driver keeps its books (built
+# natively with libev and libuv), and that `make help` still tells every
+# target and knob.  Their TAP is the boot "host" of tests/manifest.txt.
 rm -rf "$runs/host"
 mkdir -p "$runs/host/selftests"
-for t in results_test bench_report_test make_help_test; do
+for t in results_test bench_report_test churn_driver_test make_help_test; do
 	htw_log "testing the harness: tests/harness/$t.py"
 	rc=0
 	python3 "$HTW_TOP/tests/harness/$t.py" >"$runs/host/selftests/$t.tap" 2>&1 || rc=$?

