@@ -130,8 +130,9 @@ public class HtwheelTimer implements Timer {
         }
         this.maxPendingTimeouts = maxPendingTimeouts;
         long[] geometry = new long[3];
+        // One more for the kernel: the record stop() arms to wake the worker.
         long h = Native.open(unit.toNanos(tickDuration), ticksPerWheel,
-                             maxPendingTimeouts > 0 ? maxPendingTimeouts : 0, geometry);
+                             maxPendingTimeouts > 0 ? maxPendingTimeouts + 1 : 0, geometry);
         if (h < 0)
             throw openError((int) -h, tickDuration, unit, ticksPerWheel);
         handle = h;
