@@ -91,6 +91,7 @@ include tools/examples/examples.mk
 include tools/bench/bench.mk
 include tools/qemu/qemu.mk
 include tools/deb/deb.mk
+include tools/java/java.mk
 
 # The steps after the programs are in tools/uml/check.sh and the README's
 # "How `make check` works".  tools/deb/deb.mk has the Debian packages built
