@@ -164,6 +164,12 @@ Settings (make variables or the environment):
                            HTWHEEL_CACHE/module): one per work tree
   HTW_JOBS=N               jobs of a UML kernel build (default: all CPUs)
   HTW_SKIP_QEMU=1          `make check` without the qemu boots
+  HTW_SKIP_KUNIT_PY=1      `make check` without the kunit.py run
+                           (tools/uml/kunit.sh)
+  HTW_KUNIT_TIMEOUT=S      seconds kunit.py gives each of its boots (900)
+  HTW_KUNIT=1              Kbuild: also build the KUnit modules, and give
+                           htwheel.ko the test hooks and exports they use
+                           (never without it, whatever CONFIG_KUNIT says)
   HTW_BOOT_TIMEOUT=S       seconds before a UML boot is killed (900; fuzz 1800; bench 2400)
   HTW_UML_MEM=SIZE         UML's memory (1G; bench 2G)
   HTW_STRESS_SECONDS=S     length of each stress test variant (2)

@@ -27,19 +27,32 @@
 
 /*
  * The wheel's API and its test hooks (manual clocks, inspection, race
- * probes) are exported only to the KUnit suites, as EXPORT_SYMBOL_IF_KUNIT()
- * does (its header arrived in 6.2), or, in a build with HTW_BENCH=1, to the
- * benchmark module.  The shipped module exports nothing.
+ * probes) are exported only to the KUnit suites, or, in a build with
+ * HTW_BENCH=1, to the benchmark module.  The shipped module exports
+ * nothing and has no hooks, whatever the kernel it is built for: the test
+ * build's own flag decides, CONFIG_HTWHEEL_KUNIT_TEST (Kconfig in a kernel
+ * tree; out of tree, Kbuild sets it for HTW_KUNIT=1 alone), never
+ * CONFIG_KUNIT, which a DKMS build for a distribution kernel may well see.
+ * So <kunit/visibility.h> (6.2 on, keyed on CONFIG_KUNIT) is taken in and
+ * its two macros are redefined on that flag; on 6.1 they are defined here.
  */
-#if IS_ENABLED(CONFIG_KUNIT) && LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
 #include <kunit/visibility.h>
-#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_IF_KUNIT(sym)
-#elif IS_ENABLED(CONFIG_KUNIT)
-#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_NS(sym, EXPORTED_FOR_KUNIT_TESTING)
-#elif defined(HTW_BENCH_HOOKS)
+#endif
+#undef VISIBLE_IF_KUNIT
+#undef EXPORT_SYMBOL_IF_KUNIT
+#if IS_ENABLED(CONFIG_HTWHEEL_KUNIT_TEST)
+#define VISIBLE_IF_KUNIT
+#define EXPORT_SYMBOL_IF_KUNIT(sym)	EXPORT_SYMBOL_NS(sym, EXPORTED_FOR_KUNIT_TESTING)
+#else
+#define VISIBLE_IF_KUNIT		static
+#define EXPORT_SYMBOL_IF_KUNIT(sym)
+#endif
+
+#if defined(HTW_BENCH_HOOKS) && !IS_ENABLED(CONFIG_HTWHEEL_KUNIT_TEST)
 #define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_NS_GPL(sym, HTWHEEL)
 #else
-#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)
+#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_IF_KUNIT(sym)
 #endif
 
 /* hrtimer_setup() replaced hrtimer_init() + assigning ->function in 6.13. */

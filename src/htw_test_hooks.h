@@ -2,9 +2,10 @@
 /*
  * htwheel: every test hook, for the KUnit suites (tests/kunit/) and, in a
  * build with HTW_BENCH=1, the benchmark module (tools/bench/kmod/).  The
- * shipped module has none of them: HTW_TEST_HOOKS is defined only when one
- * of those can be loaded, and EXPORT_SYMBOL_IF_HTW_TESTS() (htw_compat.h)
- * exports to them alone.
+ * shipped module has none of them: HTW_TEST_HOOKS is defined only in the
+ * builds that make one of those, CONFIG_HTWHEEL_KUNIT_TEST (never the
+ * kernel's CONFIG_KUNIT: see htw_compat.h) or HTW_BENCH_HOOKS, and
+ * EXPORT_SYMBOL_IF_HTW_TESTS() (htw_compat.h) exports to them alone.
  *
  * Each layer of the core includes this header to define its own hooks, so
  * it includes no layer's header: the types it names stay opaque here.
@@ -15,7 +16,7 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 
-#if IS_ENABLED(CONFIG_KUNIT) || defined(HTW_BENCH_HOOKS)
+#if IS_ENABLED(CONFIG_HTWHEEL_KUNIT_TEST) || defined(HTW_BENCH_HOOKS)
 #define HTW_TEST_HOOKS 1
 #endif
 
@@ -24,7 +25,7 @@
  * identity hook) are the suites' alone: the benchmark's build must run
  * the schedule and cancel the shipped module runs.
  */
-#if IS_ENABLED(CONFIG_KUNIT)
+#if IS_ENABLED(CONFIG_HTWHEEL_KUNIT_TEST)
 #define HTW_KUNIT_PROBES 1
 #endif
 

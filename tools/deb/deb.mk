@@ -52,7 +52,7 @@ htw-deb-install: htw-install dkms-source $(HTW_DEB_CLI)
 	install -m 755 $(HTW_DEB_CLI) $(DESTDIR)$(BINDIR)/htwheel
 
 # What Kbuild compiles: the module, and the KUnit suites it builds for
-# CONFIG_KUNIT kernels.  dkms.conf gets the version of debian/changelog.
+# HTW_KUNIT=1 (never for DKMS).  dkms.conf gets the version of debian/changelog.
 HTW_DKMS_DIR = $(DESTDIR)/usr/src/htwheel-$(HTW_LIB_VERSION)
 
 dkms-source:

@@ -14,7 +14,9 @@
 # unpacked htwheel-dkms package (tools/deb/dkms.sh), builds an initramfs
 # per kernel with the module DKMS built, boots each once (one emulator at a
 # time), checks the boot loaded DKMS's module (selftests/htwheel_dkms.tap
-# of the run) and prints the run directory of every boot on stdout, one
+# of the run) and that it holds no test hook, export or KUnit suite
+# (htw_shipped_faults, tools/harness.sh; a fault is in the run's errors),
+# and prints the run directory of every boot on stdout, one
 # per line, for tools/uml/results.py.  Logs go to stderr.  Exits 0
 # whatever the tests did; non-zero only when the harness itself could not
 # run.  --report runs results.py on the boots afterwards (and exits with
@@ -33,12 +35,6 @@ htw_apt_install $HTW_QEMU_APT_PKGS
 
 read -r abi version root < <("$HTW_TOP/tools/qemu/fetch.sh") || htw_die "fetching Debian's kernels failed"
 kmaj=$(echo "$abi" | cut -d. -f1,2)
-
-# The shipped module exports nothing: the wheel's API and the test hooks are
-# for the KUnit suites and the benchmark only (src/htw_compat.h).
-exports() {
-	nm "$1" | sed -n 's/.* __ksymtab_\(.*\)/htwheel.ko exports \1 (only test builds may)/p'
-}
 
 dkms_deb=$(ls "$HTW_TOP"/build/deb/htwheel-dkms_*_all.deb 2>/dev/null) ||
 	htw_die "no build/deb/htwheel-dkms_*_all.deb: make deb builds it"
@@ -78,7 +74,10 @@ for f in $HTW_QEMU_FLAVOURS; do
 	"$HTW_TOP/tools/deb/dkms.sh" verify "$mobj/dkms" "$run" ||
 		htw_die "checking which module $abi-$f loaded failed"
 	cp "$mobj/dkms/dkms.log" "$run/dkms.log"
-	exports "$bootmod/htwheel.ko" >>"$run/errors"
+	# The module booted is the shipped one: no test hooks, no exports (the
+	# wheel's API and the hooks are for the KUnit suites and the benchmark
+	# only, src/htw_compat.h), no KUnit suites.
+	htw_shipped_faults "$bootmod/htwheel.ko" >>"$run/errors"
 	[ -s "$run/errors" ] || rm -f "$run/errors"
 	cp "$mobj/build.log" "$run/module-build.log"
 	htw_log "  $f: qemu exit $(cat "$run/kernel.rc"), $(cat "$run/seconds.txt") s"
