@@ -147,6 +147,9 @@ Targets:
   demo             boot UML, load htwheel.ko and use the CLI
   bench            the benchmark: UML, then Debian 6.1 under qemu
   bench-progs      only the user-space bench program (build/bench-progs.list)
+  java             the Java binding: htwheel.jar and the JNI library
+                   (build/java/)
+  java-tests       its JUnit tests, as the test program htwheel_java_test
   clean            remove build/ and the objects in the tree
   help             this text
 
@@ -162,6 +165,7 @@ Settings (make variables or the environment):
                            (default ~/.cache/htwheel)
   HTW_MODULE_CACHE=DIR     where the modules are built (default
                            HTWHEEL_CACHE/module): one per work tree
+  HTW_JAVA_HOME=DIR        the JDK of `make java` (default: Debian's openjdk-17)
   HTW_JOBS=N               jobs of a UML kernel build (default: all CPUs)
   HTW_SKIP_QEMU=1          `make check` without the qemu boots
   HTW_SKIP_KUNIT_PY=1      `make check` without the kunit.py run
