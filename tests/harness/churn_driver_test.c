@@ -131,8 +131,6 @@ static void test_model(void)
 	check(ch.batch == n / 2, "model.batch_at_most_half", "batch is not min(1024, n/2)");
 	check(cnt.ops > 0 && cnt.pending > 0, "model.operations_made", "no operation");
 	check(win.wall >= WINDOW_NS, "model.window_at_least_3T", "the window was shorter than 3T");
-	/* The first deadlines are all within T, the window 3T: some fired. */
-	check(cnt.expired > 0, "model.first_deadlines_pass_in_window", "nothing expired");
 	check(cnt.sum == churn_replay(&ch, cnt.batches), "model.same_picks_as_replay",
 	      "the run's picks are not the seed's");
 	mean = (double)cnt.ops / n;

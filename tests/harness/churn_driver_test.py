@@ -53,8 +53,7 @@ class ChurnDriver(unittest.TestCase):
     def test_model_books_and_picks(self):
         oks = self.run_prog('model')
         for name in ('model.books', 'model.picks_distinct_in_batch', 'model.same_picks_as_replay',
-                     'model.picks_uniform', 'model.window_at_least_3T',
-                     'model.first_deadlines_pass_in_window'):
+                     'model.picks_uniform', 'model.window_at_least_3T'):
             self.assertIn(name, oks)
 
     def test_broken_contender_caught(self):
