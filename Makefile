@@ -93,11 +93,11 @@ include tools/qemu/qemu.mk
 include tools/deb/deb.mk
 include tools/java/java.mk
 
-# The steps after the programs are in tools/uml/check.sh and the README's
-# "How `make check` works".  tools/deb/deb.mk has the Debian packages built
-# first: the qemu boots load the module DKMS built from htwheel-dkms.
-check: userprogs selftests
-	tools/uml/check.sh
+# tools/uml/check.sh builds the programs (and the Debian packages, whose
+# DKMS module the qemu boots load) and runs the steps of the README's "How
+# `make check` works"; T= and K= select tests and kernels.
+check:
+	T='$(T)' K='$(K)' tools/uml/check.sh
 
 # A long fuzzer run (>= 10^6 operations); `make check` runs a short one.
 fuzz: selftests
@@ -145,7 +145,8 @@ Targets:
   check-qemu       only the Debian kernels under qemu
   fuzz             a long ioctl fuzzer run in UML (over 10^6 operations)
   demo             boot UML, load htwheel.ko and use the CLI
-  bench            the benchmark: UML, then Debian 6.1 under qemu
+  bench            the benchmark: UML, then Debian 6.1 under qemu; ROWS=
+                   and SIZES= select rows and sizes
   bench-progs      only the user-space bench program (build/bench-progs.list)
   java             the Java binding: htwheel.jar and the JNI library
                    (build/java/)
@@ -154,6 +155,14 @@ Targets:
   help             this text
 
 Settings (make variables or the environment):
+  T=NAME[,NAME...]         `make check`: only these test programs, harness
+                           tests and KUnit suites (suite.test_glob filters
+                           as kunit.py does); `python3 tools/uml/selection.py
+                           names` lists them
+  K=KERNEL[,KERNEL...]     `make check`: only these kernels: host (the
+                           harness's tests), uml, generic, rt.  With T or K
+                           the run is partial: its last line starts
+                           "partial:" and only the selection is judged
   KDIR=DIR                 kernel build tree of `make modules`
                            (default: the running kernel's)
   CC, CFLAGS               compiler and extra flags of the user programs
@@ -167,10 +176,10 @@ Settings (make variables or the environment):
                            HTWHEEL_CACHE/module): one per work tree
   HTW_JAVA_HOME=DIR        the JDK of `make java` (default: Debian's openjdk-17)
   HTW_JOBS=N               jobs of a UML kernel build (default: all CPUs)
+  HTW_T0=EPOCH             when the run began, for the times of its progress
+                           lines ("check [3/6] ..., 01:23"); the first line
+                           sets it
   HTW_SKIP_QEMU=1          `make check` without the qemu boots
-  HTW_SKIP_KUNIT_PY=1      `make check` without the kunit.py run
-                           (tools/uml/kunit.sh)
-  HTW_KUNIT_TIMEOUT=S      seconds kunit.py gives each of its boots (900)
   HTW_KUNIT=1              Kbuild: also build the KUnit modules, and give
                            htwheel.ko the test hooks and exports they use
                            (never without it, whatever CONFIG_KUNIT says)
@@ -178,6 +187,9 @@ Settings (make variables or the environment):
   HTW_UML_MEM=SIZE         UML's memory (1G; bench 2G)
   HTW_STRESS_SECONDS=S     length of each stress test variant (2)
   HTW_QEMU_FLAVOURS        Debian kernels to boot ("amd64 rt-amd64")
+  HTW_QEMU_ONLY=P,...      programs a qemu boot runs (T= sets it; all)
+  HTW_NO_DEB=1             selftests without the Debian packages' tests
+                           (and so without `make deb`; T= and K= set it)
   HTW_QEMU_CPUS, HTW_QEMU_MEM
                            guest CPUs (2) and MiB (1024)
   HTW_QEMU_TIMEOUT=S       seconds before a qemu boot is killed (240; bench 2400)
@@ -187,6 +199,14 @@ Settings (make variables or the environment):
   HTW_FUZZ_SEED, HTW_FUZZ_OPS, HTW_FUZZ_THREADS, HTW_FUZZ_PROCS
                            the fuzzer's seed, operations per thread, threads
                            and processes
+  ROWS=ROW[,ROW...]        `make bench`: only these rows, of kernel (the
+                           in-kernel benchmark), sched, rearm, deliver, mem,
+                           table, churn, idle-rearm, awake, conn, idle (a
+                           5 s idle window) and idle-hour (UML time travel)
+  SIZES=N[,N...]           `make bench`: every row at these sizes (timers,
+                           pending counts, table slots, connections)
+  HTW_BENCH_ROWS           the rows tools/qemu/bench.sh runs (bench.sh
+                           sets it from ROWS)
   HTW_BENCH=1              Kbuild: also build htwheel_bench.ko, and export
                            the test hooks it drives
   HTW_BENCH_N, HTW_BENCH_SIZES
@@ -194,8 +214,6 @@ Settings (make variables or the environment):
                            counts (1000,10000,100000,1000000) of `make bench`
   HTW_BENCH_SEED           the seed of the bench's delays (a fresh random one,
                            recorded in the results)
-  HTW_BENCH_UBENCH         the htwheel_ubench commands run (sched,rearm,
-                           deliver,mem,table,churn,idle-rearm,awake,conn)
   HTW_BENCH_CONN           connection counts of the idle-timeout workload
                            (1000,100000,1000000)
   HTW_BENCH_TABLE          the sizes of the shared timer table, churn,

@@ -21,6 +21,16 @@ HTW_JOBS=${HTW_JOBS:-$(nproc)}
 htw_log() { printf '[htwheel] %s\n' "$*" >&2; }
 htw_die() { printf '[htwheel] error: %s\n' "$*" >&2; exit 1; }
 
+# Progress of a long run, one line a step: "check [2/5] UML, real time,
+# 01:23", with the time since HTW_T0 (seconds since the epoch; the first
+# call sets it, and children inherit it).  htw_progress WHAT STEP TOTAL TEXT.
+htw_progress() {
+	: "${HTW_T0:=$(date +%s)}"
+	export HTW_T0
+	local s=$(($(date +%s) - HTW_T0))
+	printf '%s [%s/%s] %s, %02d:%02d\n' "$1" "$2" "$3" "$4" $((s / 60)) $((s % 60)) >&2
+}
+
 htw_sudo() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # Install with apt whichever of the named Debian packages are not installed.

@@ -270,6 +270,27 @@ class Report(unittest.TestCase):
         self.assertIn('htwheel read()', svg)
         self.assertIn('timerfds', svg)
 
+    # -- how long each section took
+
+    def test_section_times(self):
+        """The stages' "section seconds" make a table of their own, a column
+        a boot with its total, and are in results.json, not among the meta
+        lines."""
+        self.add('meta\tsection seconds kernel\t120\nmeta\tsection seconds churn\t30\n',
+                 'stage.txt')
+        qemu = os.path.join(self.dir, 'run-qemu')
+        shutil.copytree(self.rt, qemu)
+        write(f'{qemu}/stage.txt', 'meta\tsection seconds churn\t45\n')
+        rc, out, res = self.run_report(self.rt, qemu)
+        self.assertEqual(res['section_seconds'], {'rt': {'kernel': 120, 'churn': 30},
+                                                  'qemu': {'churn': 45}})
+        table = out[out.index('TIME PER SECTION'):].splitlines()
+        self.assertRegex(table[1], r'^section +rt s +qemu s$')
+        self.assertRegex(table[2], r'^kernel +120 +-$')
+        self.assertRegex(table[3], r'^churn +30 +45$')
+        self.assertRegex(table[4], r'^total +150 +45$')
+        self.assertNotIn('meta: section seconds', out)
+
 
 if __name__ == '__main__':
     sys.exit(run_as_tap(Report, 'bench_report'))

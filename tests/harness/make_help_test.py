@@ -9,8 +9,9 @@ what it must name in the sources themselves, so that a new target or a new
 knob cannot go unlisted: every target of the Makefile and the rule files
 it includes, and every setting read from the environment, that is a shell
 variable read with a fallback (${HTW_X:-...}) in the scripts, a `?=` make
-variable, a variable Kbuild tests but nothing assigns, or a name a test
-program passes to getenv().  `make check` runs it beside results_test.py,
+variable, a make variable handed to a script (T='$(T)'), a variable
+Kbuild tests but nothing assigns, or a name a test program passes to
+getenv().  `make check` runs it beside results_test.py,
 as the boot "host".
 """
 import functools
@@ -38,6 +39,8 @@ SHELL_KNOB = re.compile(r'\$\{((?:HTW_|HTWHEEL_)[A-Z0-9_]*|CI|KDIR)(?::?[-+=?])'
 MAKE_KNOB = re.compile(r'^([A-Z][A-Z0-9_]*)[ \t]*\?=', re.M)
 MAKE_REF = re.compile(r'\$\((HTW_[A-Z0-9_]+)\)')
 MAKE_ASSIGNED = re.compile(r'^(?:export[ \t]+|override[ \t]+)?([A-Z][A-Z0-9_]*)[ \t]*[:?+]?=', re.M)
+# A make variable handed to a script's environment (check: T='$(T)').
+MAKE_PASSED = re.compile(r"\b([A-Z][A-Z0-9_]*)='\$\(\1\)'")
 C_KNOB = re.compile(r'\w*env\w*\(\s*"((?:HTW_|HTWHEEL_)[A-Z0-9_]*)"')
 
 
@@ -63,7 +66,7 @@ def knobs():
     makefiles = {path: read(path) for path in MAKEFILES + ['Kbuild']}
     assigned = {v for text in makefiles.values() for v in MAKE_ASSIGNED.findall(text)}
     for path, text in makefiles.items():
-        for v in MAKE_KNOB.findall(text):
+        for v in MAKE_KNOB.findall(text) + MAKE_PASSED.findall(text):
             found.setdefault(v, path)
         for v in MAKE_REF.findall(text):
             if v not in assigned:
@@ -93,7 +96,8 @@ class Help(unittest.TestCase):
 
     def test_lists_every_knob(self):
         found = knobs()
-        for k in ('HTW_SKIP_QEMU', 'HTWHEEL_CACHE', 'KDIR', 'HTW_BENCH', 'HTW_STRESS_SECONDS'):
+        for k in ('HTW_SKIP_QEMU', 'HTWHEEL_CACHE', 'KDIR', 'HTW_BENCH', 'HTW_STRESS_SECONDS',
+                  'T', 'K'):
             self.assertIn(k, found)
         missing = sorted(f'{k} ({p})' for k, p in found.items() if k not in self.words)
         self.assertEqual(missing, [], f'settings `make help` does not list: {missing}')

@@ -341,6 +341,40 @@ class Runs(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertEqual(out.splitlines()[-1], '10 passed, 0 failed, 1 skipped')
 
+    # -- a partial run (make check T=... K=...): only the selection counts
+
+    def run_partial(self, plan):
+        write(f'{self.dir}/plan.txt', plan)
+        return self.run_results('--plan', f'{self.dir}/plan.txt', '--selection', 'T=x K=y')
+
+    def test_partial_counts_only_the_selection(self):
+        """The unselected suite's failure is not counted; the closing line
+        says the run was partial."""
+        self.edit(f'{self.uml}/kunit/s1.ktap', '    ok 1 c1', '    not ok 1 c1')
+        rc, out = self.run_partial('uml prog - -\nqemu prog - -\n')
+        self.assertEqual(rc, 0, out)
+        self.assertIn('partial run (T=x K=y)', out)
+        self.assertEqual(out.splitlines()[-1], 'partial: 5 passed, 0 failed, 1 skipped')
+
+    def test_partial_selected_but_missing_fails(self):
+        os.remove(f'{self.uml}/kunit/s1.ktap')
+        rc, out = self.run_partial('uml - s1 s1\n')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL: uml: kunit s1: missing', out)
+        self.assertRegex(out.splitlines()[-1], r'^partial: 0 passed, [1-9]\d* failed')
+
+    def test_partial_test_glob(self):
+        """A KUnit test glob (suite.c2*) judges only the tests it matches:
+        c1 failing is not counted, c2.p2 missing is."""
+        self.edit(f'{self.uml}/kunit/s1.ktap', '    ok 1 c1', '    not ok 1 c1')
+        rc, out = self.run_partial('uml - s1.c2* s1.c2*\n')
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(out.splitlines()[-1].startswith('partial: 2 passed, 0 failed'), out)
+        self.edit(f'{self.uml}/kunit/s1.ktap', '        ok 2 p2\n', '')
+        rc, out = self.run_partial('uml - s1.c2* s1.c2*\n')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('kunit s1: c2.p2: never ran', out)
+
 
 if __name__ == '__main__':
     sys.exit(run_as_tap(Runs, 'results'))

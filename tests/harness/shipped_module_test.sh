@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The module DKMS builds is the shipped one even for a kernel built with
 # CONFIG_KUNIT: no test hooks, no exports, no KUnit suites.  What decides
-# is the test build's own flag (HTW_KUNIT=1 out of tree, Kconfig's
-# HTWHEEL_KUNIT_TEST in a kernel tree), never the kernel's CONFIG_KUNIT.
+# is the test build's own flag (HTW_KUNIT=1, for which Kbuild sets
+# CONFIG_HTWHEEL_KUNIT_TEST), never the kernel's CONFIG_KUNIT.
 #
 #   tests/harness/shipped_module_test.sh [FLAVOUR]
 #

@@ -34,4 +34,4 @@ $(BUILD)/bench/htwheel_ubench: $(UBENCH_SRCS) $(wildcard tools/bench/ubench/*.h)
 		-l:libuv_a.a -l:libev.a -lpthread -ldl -lm -lrt
 
 bench: bench-progs
-	tools/bench/bench.sh
+	ROWS='$(ROWS)' SIZES='$(SIZES)' tools/bench/bench.sh

@@ -9,8 +9,9 @@
 # Environment: HTW_BENCH_N (user-space timers, default 100000),
 # HTW_BENCH_SIZES (in-kernel pending counts, default 1000,10000,100000,1000000),
 # HTW_BENCH_SEED (the delays' seed, default a fresh random one),
-# HTW_BENCH_UBENCH (htwheel_ubench commands, default all: sched,rearm,
-# deliver,mem,table,churn,idle-rearm,awake,conn), HTW_BENCH_CONN (conn's
+# ROWS (the rows run, comma-separated, default all of BENCH_ROWS below;
+# `make bench ROWS=churn,idle-rearm`), SIZES (every row's sizes at once,
+# comma-separated: `make bench SIZES=100000`), HTW_BENCH_CONN (conn's
 # connection counts), HTW_BENCH_TABLE (the sizes of the shared timer
 # table, churn, idle-rearm and awake, default 1000,100000,1000000),
 # HTW_BENCH_KMOD (more htwheel_bench.ko parameters, comma-separated, say
@@ -21,10 +22,101 @@
 set -euo pipefail
 . "$(dirname "$0")/../harness.sh"
 
+# Every row, in the order a boot runs them: "kernel" is htwheel_bench.ko
+# (in-kernel), idle-hour the time-travel boot (UML only), the others the
+# commands of htwheel_ubench (Documentation/benchmark.rst has each).
+BENCH_ROWS="kernel sched rearm deliver mem table churn idle-rearm awake conn idle idle-hour"
+qemu_on=1
+[ "${HTW_BENCH_SKIP_QEMU:-0}" = 1 ] && qemu_on=0
+
+# What a row costs, in seconds, at one size in UML (debug-free um-bench)
+# and under qemu (TCG, 2 CPUs), as measured on this machine by the
+# "section seconds" of a full run (Documentation/benchmark.rst, "How
+# long"): a boot's timeout is the sum over its rows and sizes, doubled,
+# plus a minute for the boot itself.  row_cost ROW SIZE uml|qemu.
+row_cost() {
+	local per_1k
+	case "$1:$3" in
+	kernel:*) per_1k=3 ;;
+	conn:uml | idle-rearm:uml | churn:uml) per_1k=1 ;;
+	*) per_1k=1 ;;
+	esac
+	echo $((30 + per_1k * $2 / 1000 / 10))
+}
+
+# rows_plan ROWS N SIZES TABLE CONN: check ROWS (empty: all) against
+# BENCH_ROWS and print "RT_ROWS TT UML_TIMEOUT QEMU_TIMEOUT", the
+# real-time boots' rows in order (comma-separated) and whether the
+# time-travel boot runs (0/1).  An unknown row fails with the list.
+rows_plan() {
+	local want=${1:-$BENCH_ROWS} r rt="" tt=0 u=60 q=60 sz s
+	want=$(echo "$want" | tr , ' ')
+	for r in $want; do
+		case " $BENCH_ROWS " in *" $r "*) ;; *)
+			htw_log "make bench: unknown row $r in ROWS=; valid: $BENCH_ROWS"
+			return 1 ;;
+		esac
+	done
+	for r in $BENCH_ROWS; do
+		case " $want " in *" $r "*) ;; *) continue ;; esac
+		if [ "$r" = idle-hour ]; then tt=1; continue; fi
+		rt=${rt:+$rt,}$r
+		case "$r" in
+		kernel) sz=$3 ;; sched | rearm | deliver | mem) sz=$2 ;;
+		conn) sz=${5:-1000,100000,1000000} ;; idle) sz=1000 ;; *) sz=$4 ;;
+		esac
+		for s in $(echo "$sz" | tr , ' '); do
+			u=$((u + 2 * $(row_cost "$r" "$s" uml)))
+			q=$((q + 2 * $(row_cost "$r" "$s" qemu)))
+		done
+	done
+	echo "${rt:--} $tt $u $q"
+}
+
+# follow_sections RUNDIR LABEL: while a boot runs, a progress line for each
+# section its stage starts ("htw-section K/N ROW" on its console), numbered
+# in the whole run from $done_sections of $total.
+follow_sections() {
+	local log=$1/console.log label=$2 seen=0 n line k
+	while :; do
+		n=$(grep -c 'htw-section ' "$log" 2>/dev/null) || n=0
+		while [ "$seen" -lt "$n" ]; do
+			seen=$((seen + 1))
+			line=$(grep 'htw-section ' "$log" | sed -n "${seen}p" | tr -d '\r')
+			set -- ${line#*htw-section }
+			k=${1%/*}
+			htw_progress bench $((done_sections + k)) "$total" "$2, $label"
+		done
+		sleep 2
+	done
+}
+
 out=$HTW_TOP/build/bench
 mkdir -p "$out"
 start=$(date +%s)
 
+export HTW_UML_MEM=${HTW_UML_MEM:-2G}
+n=${HTW_BENCH_N:-100000}
+sizes=${HTW_BENCH_SIZES:-1000,10000,100000,1000000}
+conn=${HTW_BENCH_CONN:-}
+table=${HTW_BENCH_TABLE:-1000,100000,1000000}
+# SIZES= (make bench SIZES=100000) is every row's sizes at once.
+if [ -n "${SIZES:-}" ]; then
+	n=$SIZES sizes=$SIZES conn=$SIZES table=$SIZES
+fi
+# A fresh seed each run, so that no one draw of delays decides a verdict;
+# recorded, so that a run can be repeated.
+seed=${HTW_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+export HTW_BENCH_SEED=$seed
+
+# The rows of real-time boots (UML and qemu) and the two boots' timeouts.
+plan=$(rows_plan "${ROWS:-}" "$n" "$sizes" "$table" "$conn") || exit 2
+read -r rt_rows tt uml_timeout qemu_timeout <<<"$plan"
+[ "$rt_rows" != - ] || rt_rows=
+total=$(($(echo "$rt_rows" | tr , ' ' | wc -w) * (qemu_on + 1) + tt))
+
+
+htw_progress bench 0 "$total" "building um-bench and the modules"
 "$HTW_TOP/tools/uml/kernel.sh" build bench
 
 # htwheel.ko and htwheel_bench.ko; the bench module drives htwheel.ko's test
@@ -33,18 +125,6 @@ mobj=$(htw_modobj bench)-bench
 htw_log "building htwheel.ko and htwheel_bench.ko for um-bench"
 htw_build_modules "$(htw_kobj bench)" "$mobj" ARCH=um HTW_BENCH=1 ||
 	htw_die "module build against um-bench failed"
-
-export HTW_UML_MEM=${HTW_UML_MEM:-2G}
-export HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-2400}
-n=${HTW_BENCH_N:-100000}
-sizes=${HTW_BENCH_SIZES:-1000,10000,100000,1000000}
-ubench=${HTW_BENCH_UBENCH:-}
-conn=${HTW_BENCH_CONN:-}
-table=${HTW_BENCH_TABLE:-1000,100000,1000000}
-# A fresh seed each run, so that no one draw of delays decides a verdict;
-# recorded, so that a run can be repeated.
-seed=${HTW_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
-export HTW_BENCH_SEED=$seed
 
 # boot.sh empties the run directory: host.txt is written after the boot.
 host_boot() {
@@ -55,27 +135,46 @@ host_boot() {
 	{ echo "$before"; "$HTW_TOP/tools/bench/host-meta.sh" after; } >"$run/host.txt"
 }
 
-# boot.sh passes htw_mod=<module/um-bench>; our modules live next to it.
-htw_log "booting um-bench (real time): in-kernel and user-space benchmarks, seed $seed"
-host_boot "$out/run-rt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
-	"$out/run-rt" htw_set=rt htw_bench_mod="$mobj" htw_bench_n="$n" \
-	htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_ubench="$ubench" htw_bench_conn="$conn" \
-	htw_bench_table="$table" \
-	htw_bench_kmod="${HTW_BENCH_KMOD:-}" slab_nomerge
-htw_log "booting um-bench (time-travel=inf-cpu): an idle hour"
-host_boot "$out/run-tt" "$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
-	"$out/run-tt" htw_set=tt htw_bench_mod="$mobj" htw_bench_seed="$seed" \
-	time-travel=inf-cpu slab_nomerge
+runs=()
+done_sections=0
+if [ -n "$rt_rows" ]; then
+	htw_log "booting um-bench (real time): rows $rt_rows, seed $seed, timeout ${uml_timeout}s"
+	follow_sections "$out/run-rt" uml &
+	follower=$!
+	HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-$uml_timeout} host_boot "$out/run-rt" \
+		"$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
+		"$out/run-rt" htw_set=rt htw_bench_mod="$mobj" htw_bench_n="$n" \
+		htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_rows="$rt_rows" \
+		htw_bench_conn="$conn" htw_bench_table="$table" \
+		htw_bench_kmod="${HTW_BENCH_KMOD:-}" slab_nomerge
+	kill "$follower" 2>/dev/null || true
+	runs+=("$out/run-rt")
+	done_sections=$(echo "$rt_rows" | tr , ' ' | wc -w)
+fi
+if [ "$tt" = 1 ]; then
+	htw_progress bench $((done_sections + 1)) "$total" "idle-hour, uml time travel"
+	HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-600} host_boot "$out/run-tt" \
+		"$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
+		"$out/run-tt" htw_set=tt htw_bench_mod="$mobj" htw_bench_seed="$seed" \
+		time-travel=inf-cpu slab_nomerge
+	runs+=("$out/run-tt")
+	done_sections=$((done_sections + 1))
+fi
 
-runs=("$out/run-rt" "$out/run-tt")
-if [ "${HTW_BENCH_SKIP_QEMU:-0}" != 1 ]; then
-	htw_log "booting Debian's 6.1 generic kernel under qemu (2 CPUs): the same benchmarks"
+if [ "$qemu_on" = 1 ] && [ -n "$rt_rows" ]; then
+	htw_log "booting Debian's 6.1 generic kernel under qemu (2 CPUs): rows $rt_rows, timeout ${qemu_timeout}s"
 	runs+=("$out/run-qemu")
 	rm -rf "$out/run-qemu"
-	if ! "$HTW_TOP/tools/qemu/bench.sh" "$out/run-qemu"; then
+	mkdir -p "$out/run-qemu"
+	follow_sections "$out/run-qemu" qemu &
+	follower=$!
+	if ! HTW_QEMU_TIMEOUT=${HTW_QEMU_TIMEOUT:-$qemu_timeout} HTW_QEMU_BENCH_N=$n \
+		HTW_QEMU_BENCH_SIZES=$sizes HTW_BENCH_TABLE=$table HTW_BENCH_CONN=$conn \
+		HTW_BENCH_ROWS=$rt_rows "$HTW_TOP/tools/qemu/bench.sh" "$out/run-qemu"; then
 		mkdir -p "$out/run-qemu"
 		echo "tools/qemu/bench.sh failed (see the log above)" >>"$out/run-qemu/errors"
 	fi
+	kill "$follower" 2>/dev/null || true
 fi
 
 python3 "$HTW_TOP/tools/bench/report.py" --out "$out" \

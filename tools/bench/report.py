@@ -496,6 +496,38 @@ def boot_problems(boot):
     return p
 
 
+SECTION_KEY = 'section seconds '
+
+
+def section_times(boots):
+    """{boot label: {row: seconds}} of the stages' "section seconds" meta."""
+    times = {}
+    for boot in boots:
+        for k, v in boot.meta:
+            if k.startswith(SECTION_KEY):
+                try:
+                    times.setdefault(boot.label, {})[k[len(SECTION_KEY):]] = int(v)
+                except ValueError:
+                    pass
+    return times
+
+
+def section_table(times):
+    """A row per section, a column per boot, in seconds, with the totals."""
+    labels = list(times)
+    rows = []
+    for t in times.values():
+        rows += [r for r in t if r not in rows]
+    out = [['section'] + [f'{b} s' for b in labels]]
+    for r in rows:
+        out.append([r] + [str(times[b].get(r, '-')) for b in labels])
+    out.append(['total'] + [str(sum(times[b].values())) for b in labels])
+    widths = [max(len(r[i]) for r in out) for i in range(len(out[0]))]
+    return '\n'.join('  '.join(c.ljust(w) if i == 0 else c.rjust(w)
+                               for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+                      for r in out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument('--out', required=True)
@@ -532,7 +564,8 @@ def main(argv=None):
         rows, jkeys = boot_table(boot, keys, targets)
         text += ['', boot_title(boot), host_line(boot)]
         text += [f'meta: {k} = {v}' for k, v in boot.meta
-                 if not k.startswith('host ') and k not in ('git commit', 'seed', 'kernel')]
+                 if not k.startswith(('host ', SECTION_KEY))
+                 and k not in ('git commit', 'seed', 'kernel')]
         text += ['', render(rows) if rows else '(no samples)']
         if boot.malformed:
             text.append(f'{boot.malformed} malformed line{"s" if boot.malformed != 1 else ""} '
@@ -552,6 +585,11 @@ def main(argv=None):
                 res['targets'].append({'boot': boot.label, 'section': t.prefix, 'case': t.case,
                                        'n': t.n, 'peer': t.peer, 'rule': t.rule,
                                        'text': t.text, 'verdict': v})
+    times = section_times(boots)
+    res['section_seconds'] = times
+    if times:
+        text += ['', 'TIME PER SECTION (the stages\' own clocks; a boot adds its start and end):',
+                 section_table(times)]
     if summary:
         text += ['', 'TARGETS (judged on medians; tools/bench/targets.txt):']
         names = [f'{b}: {t.prefix} / {t.case} / n={t.n}'

@@ -5,10 +5,12 @@
 # of Documentation/benchmark.rst, for tools/bench/report.py.
 #
 # $htw_bench_seed seeds both producers: htwheel_bench.ko's seed= and
-# htwheel_ubench's environment HTW_BENCH_SEED.  $htw_bench_ubench lists the
-# htwheel_ubench commands run (comma-separated; empty: all of them), each
-# with N and the output directory, but conn, which takes its own list of
-# connection counts, $htw_bench_conn (empty: htwheel_ubench's default).
+# htwheel_ubench's environment HTW_BENCH_SEED.  $htw_bench_rows lists the
+# rows run (comma-separated; empty: all of them): "kernel" (htwheel_bench.ko
+# at the pending counts $htw_bench_sizes) and htwheel_ubench's commands,
+# sched, rearm, deliver and mem at each N of $htw_bench_n, conn at its own
+# connection counts, $htw_bench_conn (empty: htwheel_ubench's default),
+# and idle (a 5 s window).
 # table runs the shared timer table beside the peers of sched, rearm,
 # deliver and mem at each of the sizes $htw_bench_table (empty: N); conn
 # has its table variant among its own.  churn (steady churn: random
@@ -61,31 +63,61 @@ echo $((ram * 512 / 64)) >"$lim/max_user_timers" || fail "raising max_user_timer
 meta "max_user_wheel_bytes" "$(cat "$lim/max_user_wheel_bytes") (half the RAM; the default is 1/16)"
 meta "max_user_timers" "$(cat "$lim/max_user_timers") (half the RAM at 64 B a timer; the default is 1/8)"
 
-echo "htwheel: in-kernel bench (sizes $htw_bench_sizes, seed $seed)"
-# shellcheck disable=SC2046 # one word per parameter
-if insmod "$htw_bench_mod/htwheel_bench.ko" sizes="$htw_bench_sizes" seed="$seed" \
-	$(echo "${htw_bench_kmod:-}" | tr , ' '); then
-	cat /sys/kernel/debug/htwheel_bench >"$out/kbench.txt"
-	rmmod htwheel_bench
-else
-	fail "insmod htwheel_bench.ko failed"
-fi
+# The rows, in order, each a section: its results go to their own file,
+# its length to stage.txt ("section seconds"), and, under qemu, its files
+# leave the guest as it ends (/htw/ship.sh), so that a boot killed later
+# loses only the section it was in.  "htw-section K/N ROW" on the console
+# is the host's progress line (tools/bench/bench.sh).
+rows=${htw_bench_rows:-kernel,sched,rearm,deliver,mem,table,churn,idle-rearm,awake,conn,idle}
+nrows=$(echo "$rows" | tr , '\n' | grep -c .)
+ship() { [ -f /htw/ship.sh ] && sh /htw/ship.sh "$@"; true; }
+
+# kbench: the in-kernel benchmark at $htw_bench_sizes.
+kbench() {
+	# shellcheck disable=SC2046 # one word per parameter
+	if insmod "$htw_bench_mod/htwheel_bench.ko" sizes="$htw_bench_sizes" seed="$seed" \
+		$(echo "${htw_bench_kmod:-}" | tr , ' '); then
+		cat /sys/kernel/debug/htwheel_bench >"$out/kbench.txt"
+		rmmod htwheel_bench
+	else
+		fail "insmod htwheel_bench.ko failed"
+	fi
+}
+
+# ubench ROW: htwheel_ubench's command of that name.  conn takes its own
+# connection counts; table, churn, idle-rearm and awake the table's sizes;
+# the others one N at a time, for each of $htw_bench_n.
+ubench() {
+	c=$1
+	case "$c" in
+	conn) set -- ${htw_bench_conn:+"$htw_bench_conn"} ;;
+	table | churn | idle-rearm | awake) set -- "${htw_bench_table:-$htw_bench_n}" "$out" ;;
+	idle) set -- 5 ;;
+	*)
+		for n in $(echo "$htw_bench_n" | tr , ' '); do
+			"$ub" "$c" "$n" "$out" >>"$out/ubench-$c.txt" 2>>"$out/errors" ||
+				fail "htwheel_ubench $c $n failed"
+		done
+		return
+		;;
+	esac
+	"$ub" "$c" "$@" >"$out/ubench-$c.txt" 2>>"$out/errors" || fail "htwheel_ubench $c failed"
+}
 
 cd "$TMPDIR" || exit 1
-for c in $(echo "${htw_bench_ubench:-sched,rearm,deliver,mem,table,churn,idle-rearm,awake,conn}" | tr , ' '); do
-	echo "htwheel: user-space bench: $c"
-	if [ "$c" = conn ]; then
-		set -- ${htw_bench_conn:+"$htw_bench_conn"}
-	elif [ "$c" = table ] || [ "$c" = churn ] || [ "$c" = idle-rearm ] || [ "$c" = awake ]; then
-		set -- "${htw_bench_table:-$htw_bench_n}" "$out"
+k=0
+for r in $(echo "$rows" | tr , ' '); do
+	k=$((k + 1))
+	echo "htw-section $k/$nrows $r"
+	t0=$(date +%s)
+	if [ "$r" = kernel ]; then
+		kbench
 	else
-		set -- "$htw_bench_n" "$out"
+		ubench "$r"
 	fi
-	"$ub" "$c" "$@" >"$out/ubench-$c.txt" 2>>"$out/errors" ||
-		fail "htwheel_ubench $c failed"
+	meta "section seconds $r" "$(($(date +%s) - t0))"
+	ship stage.txt $(cd "$out" && ls kbench.txt "ubench-$r.txt" errors 2>/dev/null)
 done
-echo "htwheel: user-space bench: idle"
-"$ub" idle 5 >"$out/idle-rt.txt" 2>>"$out/errors" || fail "idle failed"
 
 rmmod htwheel || fail "rmmod htwheel failed"
 dmesg >"$out/dmesg.txt"

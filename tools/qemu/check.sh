@@ -24,7 +24,9 @@
 #
 # HTW_QEMU_FLAVOURS ("amd64 rt-amd64"), HTW_QEMU_CPUS (2), HTW_QEMU_MEM
 # (1024), HTW_QEMU_TIMEOUT (240 s per boot), HTW_QEMU_ACCEL (tcg | kvm),
-# HTW_DEBIAN_ABI + HTW_DEBIAN_VERSION (pin the kernel) tune it.
+# HTW_DEBIAN_ABI + HTW_DEBIAN_VERSION (pin the kernel) tune it;
+# HTW_QEMU_ONLY, a comma-separated list of programs (`make check T=`
+# sets it), runs just those.
 set -euo pipefail
 . "$(dirname "$0")/../harness.sh"
 
@@ -69,6 +71,7 @@ for f in $HTW_QEMU_FLAVOURS; do
 	htw_log "booting Debian's $abi-$f under qemu, $HTW_QEMU_CPUS CPUs (log: $run/console.log)"
 	"$HTW_TOP/tools/qemu/boot.sh" "$root/boot/vmlinuz-$abi-$f" "$mobj/initrd.gz" "$run" \
 		htw_mod=/htw/mod htw_bin="$HTW_TOP/build" \
+		${HTW_QEMU_ONLY:+htw_only=$HTW_QEMU_ONLY} \
 		${HTW_STRESS_SECONDS:+HTW_STRESS_SECONDS=$HTW_STRESS_SECONDS} ||
 		htw_die "could not boot $abi-$f"
 	"$HTW_TOP/tools/deb/dkms.sh" verify "$mobj/dkms" "$run" ||

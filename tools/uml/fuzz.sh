@@ -18,7 +18,7 @@ procs=${HTW_FUZZ_PROCS:-6}
 run=$HTW_TOP/build/runs/fuzz
 htw_log "fuzzing: seed $seed, $procs processes x $threads threads x $ops operations"
 HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-1800} "$HTW_TOP/tools/uml/boot.sh" debug \
-	"$HTW_TOP/tools/uml/stage-tests.sh" "$run" htw_set=rt htw_only=htwheel_fuzz_test \
+	"$HTW_TOP/tools/uml/stage-tests.sh" "$run" htw_set=rt htw_partial=1 htw_only=htwheel_fuzz_test htw_kunit=- \
 	slab_nomerge HTW_FUZZ_SEED="$seed" HTW_FUZZ_OPS="$ops" \
 	HTW_FUZZ_THREADS="$threads" HTW_FUZZ_PROCS="$procs"
 grep '^# ' "$run/selftests/htwheel_fuzz_test.tap" | grep -v VIOLATION | tail -n "$((procs + 2))" || true

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Turn the output of htwheel's boots into one verdict.
 
-    results.py [--manifest FILE] RUNDIR...
+    results.py [--manifest FILE] [--plan FILE [--selection TEXT]] RUNDIR...
     results.py [--manifest FILE] --write-manifest RUNDIR...
 
 Each RUNDIR is one boot (tools/uml/boot.sh, tools/qemu/boot.sh, or the
@@ -22,6 +22,12 @@ manifest expects but the boot did not have, all fail the run.
 Prints every failure by name, a line per suite, and last exactly one line
 "N passed, N failed" (", N skipped" when any were).  Exits 1 on any failure.
 
+--plan FILE judges a partial run (`make check T=... K=...`): only the
+suites, programs and KUnit tests the plan of tools/uml/selection.py
+selected, on its boots; a selected one that did not report still fails,
+and the others are not counted.  The closing line then starts "partial:",
+after a line naming the selection (--selection TEXT).
+
 --write-manifest rewrites the manifest from the given runs instead (see the
 top of tests/manifest.txt): suites, tests and skips are taken from the runs
 for the boots given and kept as they were for the others; the reasons of
@@ -30,6 +36,8 @@ skips and absences already in the manifest are kept.
 import os
 import re
 import sys
+
+from selection import read_plan, selects
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MANIFEST = os.path.join(TOP, 'tests', 'manifest.txt')
@@ -267,9 +275,16 @@ def suite_leaves(kind, name, path):
     return leaves, problems
 
 
-def check_suite(boot, suite, path, tally):
+def check_suite(boot, suite, path, tally, plan=None):
     label = f'{boot}: {suite.kind} {suite.name}'
     leaves, problems = suite_leaves(suite.kind, suite.name, path)
+    if plan is not None:
+        # A test glob of T= (suite.test*): the other tests are not judged.
+        chosen = [t for t in suite.tests if selects(plan, boot, suite.name, t)]
+        leaves = [l for l in leaves if selects(plan, boot, suite.name, l[0])]
+        skips = suite.skips
+        suite = Suite(suite.kind, suite.name, suite.boots, len(chosen))
+        suite.tests, suite.skips = chosen, skips
     for p in problems:
         tally.add('fail', f'{label}: {p}')
     seen = set()
@@ -297,9 +312,13 @@ def check_suite(boot, suite, path, tally):
             tally.add('fail', f'{label}: exited with status {rc}')
 
 
-def check_results(boot, run, manifest, tally):
+def check_results(boot, run, manifest, tally, plan=None):
     expected = manifest.expected(boot)
     found = found_suites(run)
+    if plan is not None:
+        # A partial run judges what it selected, and only that.
+        expected = {k: s for k, s in expected.items() if selects(plan, boot, k[1])}
+        found = {k: p for k, p in found.items() if selects(plan, boot, k[1])}
     for key, path in sorted(found.items()):
         if key not in expected:
             why = manifest.absent.get(key, {}).get(boot)
@@ -307,7 +326,7 @@ def check_results(boot, run, manifest, tally):
                       + (f'says not on this boot: {why}' if why else 'does not list it'))
             continue
         before = tally.counts()
-        check_suite(boot, expected[key], path, tally)
+        check_suite(boot, expected[key], path, tally, plan)
         p, f, s = (a - b for a, b in zip(tally.counts(), before))
         print(f'  {key[0]:9} {key[1]:40} {p:4} passed {f:3} failed {s:3} skipped')
     for key, suite in sorted(expected.items()):
@@ -368,14 +387,14 @@ def check_kernel(boot, run, tally):
         tally.add('fail', f'{boot}: kmemleak: {first.strip()}')
 
 
-def check_boot(run, manifest, tally):
+def check_boot(run, manifest, tally, plan=None):
     boot = os.path.basename(run.rstrip('/'))
     print(f'{boot}:')
     if boot not in manifest.boots:
         tally.add('fail', f'{boot}: not a boot of the manifest')
         return
     checks = manifest.boots[boot]
-    check_results(boot, run, manifest, tally)
+    check_results(boot, run, manifest, tally, plan)
     errors = os.path.join(run, 'errors')
     if os.path.exists(errors):
         for line in read_lines(errors):
@@ -385,16 +404,22 @@ def check_boot(run, manifest, tally):
     check_checkers(boot, run, checks, tally)
 
 
-def main(runs, manifest_path):
+def main(runs, manifest_path, plan_path=None, selection=None):
     manifest = parse_manifest(manifest_path)
+    plan = read_plan(plan_path) if plan_path else None
     tally = Tally()
     for run in runs:
-        check_boot(run, manifest, tally)
+        check_boot(run, manifest, tally, plan)
     for name in tally.failures:
         print(f'FAIL: {name}')
     line = f'{tally.passed} passed, {tally.failed} failed'
     if tally.skipped:
         line += f', {tally.skipped} skipped'
+    if plan is not None:
+        # Never mistaken for a whole run: what it ran, and a marked total.
+        print(f'partial run ({selection or "a selection"}): only the tests selected '
+              f'were judged, on {", ".join(os.path.basename(r.rstrip("/")) for r in runs)}')
+        line = 'partial: ' + line
     print(line)
     return 1 if tally.failed or not tally.passed else 0
 
@@ -514,11 +539,15 @@ def write_manifest(runs, path):
 
 
 def parse_args(argv):
-    manifest, write, runs = MANIFEST, False, []
+    manifest, write, runs, plan, selection = MANIFEST, False, [], None, None
     while argv:
         a = argv.pop(0)
         if a == '--manifest' and argv:
             manifest = argv.pop(0)
+        elif a == '--plan' and argv:
+            plan = argv.pop(0)
+        elif a == '--selection' and argv:
+            selection = argv.pop(0)
         elif a == '--write-manifest':
             write = True
         elif a.startswith('--'):
@@ -527,9 +556,9 @@ def parse_args(argv):
             runs.append(a)
     if not runs:
         sys.exit(__doc__)
-    return manifest, write, runs
+    return manifest, write, runs, plan, selection
 
 
 if __name__ == '__main__':
-    manifest, write, runs = parse_args(sys.argv[1:])
-    sys.exit(write_manifest(runs, manifest) if write else main(runs, manifest))
+    manifest, write, runs, plan, selection = parse_args(sys.argv[1:])
+    sys.exit(write_manifest(runs, manifest) if write else main(runs, manifest, plan, selection))

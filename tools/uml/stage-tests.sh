@@ -7,8 +7,10 @@
 # build/, but it is not listed and never runs.  $htw_set selects the boot:
 # "rt" (real time: htwheel_kunit.ko and every listed *_test except
 # *_tt_test) or "tt" (UML time travel: htwheel_kunit_tt.ko and the
-# *_tt_test programs).  $htw_only, a comma-separated list of test programs,
-# runs just those and no KUnit suite.
+# *_tt_test programs).  $htw_partial=1 (`make check T=... K=...`) runs
+# only the programs of $htw_only (comma-separated) and the KUnit suites
+# that match $htw_kunit, KUnit's own filter_glob ("suite",
+# "suite.test_glob"; "-" for none).
 out=$HTW_OUT
 tests=$(grep '_test$' "$htw_bin/selftests.list")
 mkdir -p "$out/kunit" "$out/selftests"
@@ -21,7 +23,7 @@ leaks=/sys/kernel/debug/kmemleak
 # cannot run: say so here, or the boot would look clean without them.
 want_kunit=htwheel_kunit
 [ "$htw_set" = tt ] && want_kunit=htwheel_kunit_tt
-[ -n "$htw_only" ] || [ -f "$htw_mod/$want_kunit.ko" ] ||
+[ -n "$htw_partial" ] || [ -f "$htw_mod/$want_kunit.ko" ] ||
 	fail "no KUnit module $htw_mod/$want_kunit.ko"
 [ -n "$tests" ] || fail "no test programs in $htw_bin/selftests.list"
 for t in $tests; do
@@ -36,7 +38,7 @@ for t in $tests; do
 	set=rt
 	case "$n" in *_tt_test) set=tt ;; esac
 	[ "$set" = "$htw_set" ] || continue
-	case ",$htw_only," in ,,) ;; *",$n,"*) ;; *) continue ;; esac
+	[ -z "$htw_partial" ] || case ",$htw_only," in *",$n,"*) ;; *) continue ;; esac
 	echo "htwheel: running $n"
 	(cd "$TMPDIR" && "$t") >"$out/selftests/$n.tap" 2>&1
 	echo $? >"$out/selftests/$n.rc"
@@ -48,8 +50,14 @@ done
 # slots of htwheel_limits_test do) is reported as global-out-of-bounds.
 kunit_mod=htwheel_kunit
 [ "$htw_set" = tt ] && kunit_mod=htwheel_kunit_tt
-if [ -z "$htw_only" ] && [ -f "$htw_mod/$kunit_mod.ko" ]; then
-	# The suites run while the module loads.
+# run_kunit [FILTER]: load the KUnit module (its suites run while it
+# loads, those FILTER matches when one is given), keep the results.
+run_kunit() {
+	if [ -n "$1" ]; then
+		# No newline: the parameter would keep it, and match nothing.
+		printf %s "$1" >/sys/module/kunit/parameters/filter_glob ||
+			{ fail "cannot set kunit.filter_glob to $1"; return; }
+	fi
 	insmod "$htw_mod/$kunit_mod.ko" || fail "insmod $kunit_mod.ko failed"
 	for d in /sys/kernel/debug/kunit/*/; do
 		[ -f "$d/results" ] || continue
@@ -57,6 +65,14 @@ if [ -z "$htw_only" ] && [ -f "$htw_mod/$kunit_mod.ko" ]; then
 		cp "$d/results" "$out/kunit/${s##*/}.ktap"
 	done
 	rmmod "$kunit_mod" || fail "rmmod $kunit_mod failed"
+}
+if [ -f "$htw_mod/$kunit_mod.ko" ]; then
+	if [ -z "$htw_partial" ]; then
+		run_kunit ""
+	else
+		# One load only: see the KASAN note above.
+		[ "$htw_kunit" = - ] || run_kunit "$htw_kunit"
+	fi
 fi
 
 rmmod htwheel || fail "rmmod htwheel failed"
