@@ -200,9 +200,10 @@ Settings (make variables or the environment):
                            the fuzzer's seed, operations per thread, threads
                            and processes
   ROWS=ROW[,ROW...]        `make bench`: only these rows, of kernel (the
-                           in-kernel benchmark), sched, rearm, deliver, mem,
-                           table, churn, idle-rearm, awake, conn, idle (a
-                           5 s idle window) and idle-hour (UML time travel)
+                           in-kernel benchmark), storm (in-kernel: N due in
+                           one tick), sched, rearm, deliver, mem, table,
+                           churn, idle-rearm, awake, conn, idle (a 2 s idle
+                           window) and idle-hour (UML time travel)
   SIZES=N[,N...]           `make bench`: every row at these sizes (timers,
                            pending counts, table slots, connections)
   HTW_BENCH_ROWS           the rows tools/qemu/bench.sh runs (bench.sh
@@ -210,8 +211,9 @@ Settings (make variables or the environment):
   HTW_BENCH=1              Kbuild: also build htwheel_bench.ko, and export
                            the test hooks it drives
   HTW_BENCH_N, HTW_BENCH_SIZES
-                           user-space timers (100000) and in-kernel pending
-                           counts (1000,10000,100000,1000000) of `make bench`
+                           user-space timers (100000; UML's sched and rearm 10000)
+                           and in-kernel pending counts (1000,10000,100000,
+                           1000000) of `make bench`
   HTW_BENCH_SEED           the seed of the bench's delays (a fresh random one,
                            recorded in the results)
   HTW_BENCH_CONN           connection counts of the idle-timeout workload

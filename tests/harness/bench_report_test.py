@@ -214,9 +214,9 @@ class Report(unittest.TestCase):
         self.add(target('in-kernel schedule+cancel, cold', 'schedule+cancel', 10000, PEER,
                         'ratio>=1', 'at 10k'), name='targets.txt', run=self.dir)
         rc, out, res = self.run_report()
-        self.assertIn('(only 1 htwheel sample: below the 5 required)', out)
+        self.assertIn('(only 1 htwheel sample: below the 3 required)', out)
         self.assertEqual(self.verdict(res, 'at 10k'),
-                         'met (3.00x >= 1x), only 1 sample (< 5)')
+                         'met (3.00x >= 1x), only 1 sample (< 3)')
 
     def test_malformed_lines_ignored_and_counted(self):
         self.add('sched.htwheel_b1024 cpu_ns 123\n'                            # the old format

@@ -22,34 +22,54 @@
 set -euo pipefail
 . "$(dirname "$0")/../harness.sh"
 
-# Every row, in the order a boot runs them: "kernel" is htwheel_bench.ko
-# (in-kernel), idle-hour the time-travel boot (UML only), the others the
+# Every row, in the order a boot runs them: "kernel" and "storm" are
+# htwheel_bench.ko (in kernel: operations and expiry at N pending; N
+# timers due in one tick), idle-hour the time-travel boot (UML only), the others the
 # commands of htwheel_ubench (Documentation/benchmark.rst has each).
-BENCH_ROWS="kernel sched rearm deliver mem table churn idle-rearm awake conn idle idle-hour"
+BENCH_ROWS="kernel storm sched rearm deliver mem table churn idle-rearm awake conn idle idle-hour"
 qemu_on=1
 [ "${HTW_BENCH_SKIP_QEMU:-0}" = 1 ] && qemu_on=0
 
-# What a row costs, in seconds, at one size in UML (debug-free um-bench)
-# and under qemu (TCG, 2 CPUs), as measured on this machine by the
-# "section seconds" of a full run (Documentation/benchmark.rst, "How
-# long"): a boot's timeout is the sum over its rows and sizes, doubled,
-# plus a minute for the boot itself.  row_cost ROW SIZE uml|qemu.
+# What a row costs, in seconds, at 1,000, 100,000 and 1,000,000 in UML
+# (um-bench) and under qemu (TCG, 2 CPUs), as measured on this machine by
+# the "section seconds" of full runs (Documentation/benchmark.rst, "How
+# long a run takes"); row_cost ROW SIZE uml|qemu interpolates linearly
+# between them (and beyond 1,000,000).  A boot's timeout is the sum over
+# its rows and sizes, doubled, plus two minutes for the boot itself.
 row_cost() {
-	local per_1k
+	local c
 	case "$1:$3" in
-	kernel:*) per_1k=3 ;;
-	conn:uml | idle-rearm:uml | churn:uml) per_1k=1 ;;
-	*) per_1k=1 ;;
+	kernel:uml) c="5 9 74" ;;	kernel:qemu) c="5 15 185" ;;
+	storm:uml) c="10 10 20" ;;	storm:qemu) c="10 10 25" ;;
+	sched:uml) c="5 267 2670" ;;	sched:qemu) c="3 28 280" ;;
+	rearm:uml) c="5 97 970" ;;	rearm:qemu) c="3 36 360" ;;
+	deliver:*) c="5 39 390" ;;
+	mem:uml) c="5 52 520" ;;	mem:qemu) c="3 13 130" ;;
+	table:uml) c="10 21 54" ;;	table:qemu) c="18 23 70" ;;
+	churn:uml) c="41 113 139" ;;	churn:qemu) c="40 52 61" ;;
+	idle-rearm:uml) c="40 42 179" ;; idle-rearm:qemu) c="40 41 94" ;;
+	awake:*) c="33 38 97" ;;
+	conn:uml) c="32 81 81" ;;	conn:qemu) c="32 41 41" ;;
+	*) c="30 30 30" ;;
 	esac
-	echo $((30 + per_1k * $2 / 1000 / 10))
+	# shellcheck disable=SC2086 # three numbers
+	set -- "$2" $c
+	if [ "$1" -le 1000 ]; then
+		echo "$2"
+	elif [ "$1" -le 100000 ]; then
+		echo $(($2 + ($3 - $2) * ($1 - 1000) / 99000))
+	else
+		echo $(($3 + ($4 - $3) * ($1 - 100000) / 900000))
+	fi
 }
 
-# rows_plan ROWS N SIZES TABLE CONN: check ROWS (empty: all) against
-# BENCH_ROWS and print "RT_ROWS TT UML_TIMEOUT QEMU_TIMEOUT", the
-# real-time boots' rows in order (comma-separated) and whether the
-# time-travel boot runs (0/1).  An unknown row fails with the list.
+# rows_plan ROWS N SIZES TABLE CONN STORM UML_N: check ROWS (empty: all) against
+# BENCH_ROWS and print "RT_ROWS SECTIONS TT UML_TIMEOUT QEMU_TIMEOUT": the
+# real-time boots' rows in order (comma-separated), their sections (a row
+# at one size), whether the time-travel boot runs (0/1), and the two
+# boots' timeouts in seconds.  An unknown row fails with the list.
 rows_plan() {
-	local want=${1:-$BENCH_ROWS} r rt="" tt=0 u=60 q=60 sz s
+	local want=${1:-$BENCH_ROWS} r rt="" tt=0 u=120 q=120 sz s k=0
 	want=$(echo "$want" | tr , ' ')
 	for r in $want; do
 		case " $BENCH_ROWS " in *" $r "*) ;; *)
@@ -62,19 +82,24 @@ rows_plan() {
 		if [ "$r" = idle-hour ]; then tt=1; continue; fi
 		rt=${rt:+$rt,}$r
 		case "$r" in
-		kernel) sz=$3 ;; sched | rearm | deliver | mem) sz=$2 ;;
-		conn) sz=${5:-1000,100000,1000000} ;; idle) sz=1000 ;; *) sz=$4 ;;
+		kernel) sz=$3 ;; storm) sz=$6 ;; sched | rearm | deliver | mem) sz=$2 ;;
+		conn) sz=${5:-1000,100000,1000000} ;; idle) sz=2 ;; *) sz=$4 ;;
 		esac
 		for s in $(echo "$sz" | tr , ' '); do
-			u=$((u + 2 * $(row_cost "$r" "$s" uml)))
+			k=$((k + 1))
 			q=$((q + 2 * $(row_cost "$r" "$s" qemu)))
 		done
+		# sched and rearm: UML runs them at its own N (uml_n).
+		case "$r" in sched | rearm) sz=$7 ;; esac
+		for s in $(echo "$sz" | tr , ' '); do
+			u=$((u + 2 * $(row_cost "$r" "$s" uml)))
+		done
 	done
-	echo "${rt:--} $tt $u $q"
+	echo "${rt:--} $k $tt $u $q"
 }
 
 # follow_sections RUNDIR LABEL: while a boot runs, a progress line for each
-# section its stage starts ("htw-section K/N ROW" on its console), numbered
+# section its stage starts ("htw-section K/N ROW SIZE" on its console), numbered
 # in the whole run from $done_sections of $total.
 follow_sections() {
 	local log=$1/console.log label=$2 seen=0 n line k
@@ -82,10 +107,12 @@ follow_sections() {
 		n=$(grep -c 'htw-section ' "$log" 2>/dev/null) || n=0
 		while [ "$seen" -lt "$n" ]; do
 			seen=$((seen + 1))
-			line=$(grep 'htw-section ' "$log" | sed -n "${seen}p" | tr -d '\r')
-			set -- ${line#*htw-section }
+			line=$(grep 'htw-section ' "$log" 2>/dev/null | sed -n "${seen}p" | tr -d '\r')
+			# shellcheck disable=SC2086 # its words
+			set -- ${line#*htw-section } "" "" ""
 			k=${1%/*}
-			htw_progress bench $((done_sections + k)) "$total" "$2, $label"
+			[ -n "$k" ] || continue
+			htw_progress bench $((done_sections + k)) "$total" "$2 $3, $label"
 		done
 		sleep 2
 	done
@@ -100,9 +127,15 @@ n=${HTW_BENCH_N:-100000}
 sizes=${HTW_BENCH_SIZES:-1000,10000,100000,1000000}
 conn=${HTW_BENCH_CONN:-}
 table=${HTW_BENCH_TABLE:-1000,100000,1000000}
+storm=100000,1000000
+# sched and rearm in UML: 10,000 timers.  Their per-timer system calls
+# (timerfd, POSIX timers, one timer per ioctl) are ptrace round trips
+# there, 30 us and more, flat in N: at 100,000 the two rows took 7
+# minutes of UML's 28, to measure ptrace.  qemu runs them at N.
+uml_n=${HTW_BENCH_N:-10000}
 # SIZES= (make bench SIZES=100000) is every row's sizes at once.
 if [ -n "${SIZES:-}" ]; then
-	n=$SIZES sizes=$SIZES conn=$SIZES table=$SIZES
+	n=$SIZES sizes=$SIZES conn=$SIZES table=$SIZES storm=$SIZES uml_n=$SIZES
 fi
 # A fresh seed each run, so that no one draw of delays decides a verdict;
 # recorded, so that a run can be repeated.
@@ -110,10 +143,10 @@ seed=${HTW_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 export HTW_BENCH_SEED=$seed
 
 # The rows of real-time boots (UML and qemu) and the two boots' timeouts.
-plan=$(rows_plan "${ROWS:-}" "$n" "$sizes" "$table" "$conn") || exit 2
-read -r rt_rows tt uml_timeout qemu_timeout <<<"$plan"
+plan=$(rows_plan "${ROWS:-}" "$n" "$sizes" "$table" "$conn" "$storm" "$uml_n") || exit 2
+read -r rt_rows rt_sections tt uml_timeout qemu_timeout <<<"$plan"
 [ "$rt_rows" != - ] || rt_rows=
-total=$(($(echo "$rt_rows" | tr , ' ' | wc -w) * (qemu_on + 1) + tt))
+total=$((rt_sections * (qemu_on + 1) + tt))
 
 
 htw_progress bench 0 "$total" "building um-bench and the modules"
@@ -139,17 +172,19 @@ runs=()
 done_sections=0
 if [ -n "$rt_rows" ]; then
 	htw_log "booting um-bench (real time): rows $rt_rows, seed $seed, timeout ${uml_timeout}s"
+	rm -f "$out/run-rt/console.log"	# not the last run's, to the follower
 	follow_sections "$out/run-rt" uml &
 	follower=$!
 	HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-$uml_timeout} host_boot "$out/run-rt" \
 		"$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 		"$out/run-rt" htw_set=rt htw_bench_mod="$mobj" htw_bench_n="$n" \
+		htw_bench_sched_n="$uml_n" \
 		htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_rows="$rt_rows" \
-		htw_bench_conn="$conn" htw_bench_table="$table" \
+		htw_bench_conn="$conn" htw_bench_table="$table" htw_bench_storm="$storm" \
 		htw_bench_kmod="${HTW_BENCH_KMOD:-}" slab_nomerge
 	kill "$follower" 2>/dev/null || true
 	runs+=("$out/run-rt")
-	done_sections=$(echo "$rt_rows" | tr , ' ' | wc -w)
+	done_sections=$rt_sections
 fi
 if [ "$tt" = 1 ]; then
 	htw_progress bench $((done_sections + 1)) "$total" "idle-hour, uml time travel"
@@ -170,6 +205,7 @@ if [ "$qemu_on" = 1 ] && [ -n "$rt_rows" ]; then
 	follower=$!
 	if ! HTW_QEMU_TIMEOUT=${HTW_QEMU_TIMEOUT:-$qemu_timeout} HTW_QEMU_BENCH_N=$n \
 		HTW_QEMU_BENCH_SIZES=$sizes HTW_BENCH_TABLE=$table HTW_BENCH_CONN=$conn \
+		HTW_BENCH_STORM=$storm \
 		HTW_BENCH_ROWS=$rt_rows "$HTW_TOP/tools/qemu/bench.sh" "$out/run-qemu"; then
 		mkdir -p "$out/run-qemu"
 		echo "tools/qemu/bench.sh failed (see the log above)" >>"$out/run-qemu/errors"

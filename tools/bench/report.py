@@ -32,7 +32,7 @@ import sys
 
 UNITS = ('ns', 'us', 'B', 'syscalls', '/s', '/h', 'count', '%')
 SAMPLE_FILES = ('kbench*.txt', 'ubench-*.txt', 'idle-*.txt', 'host.txt', 'stage.txt')
-MIN_SAMPLES = 5
+MIN_SAMPLES = 3
 BOOTS = {
     'rt': 'UML, real time',
     'tt': 'UML, time-travel=inf-cpu',

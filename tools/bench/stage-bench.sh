@@ -7,10 +7,11 @@
 # $htw_bench_seed seeds both producers: htwheel_bench.ko's seed= and
 # htwheel_ubench's environment HTW_BENCH_SEED.  $htw_bench_rows lists the
 # rows run (comma-separated; empty: all of them): "kernel" (htwheel_bench.ko
-# at the pending counts $htw_bench_sizes) and htwheel_ubench's commands,
-# sched, rearm, deliver and mem at each N of $htw_bench_n, conn at its own
-# connection counts, $htw_bench_conn (empty: htwheel_ubench's default),
-# and idle (a 5 s window).
+# at each pending count of $htw_bench_sizes) and htwheel_ubench's
+# commands, sched, rearm, deliver and mem at each N of $htw_bench_n, conn
+# at each of its own connection counts, $htw_bench_conn (empty: 1000,
+# 100000, 1000000), and idle (a 2 s window).  sched and rearm run at
+# $htw_bench_sched_n when it is set (UML's own N: tools/bench/bench.sh).
 # table runs the shared timer table beside the peers of sched, rearm,
 # deliver and mem at each of the sizes $htw_bench_table (empty: N); conn
 # has its table variant among its own.  churn (steady churn: random
@@ -63,60 +64,70 @@ echo $((ram * 512 / 64)) >"$lim/max_user_timers" || fail "raising max_user_timer
 meta "max_user_wheel_bytes" "$(cat "$lim/max_user_wheel_bytes") (half the RAM; the default is 1/16)"
 meta "max_user_timers" "$(cat "$lim/max_user_timers") (half the RAM at 64 B a timer; the default is 1/8)"
 
-# The rows, in order, each a section: its results go to their own file,
-# its length to stage.txt ("section seconds"), and, under qemu, its files
-# leave the guest as it ends (/htw/ship.sh), so that a boot killed later
-# loses only the section it was in.  "htw-section K/N ROW" on the console
-# is the host's progress line (tools/bench/bench.sh).
-rows=${htw_bench_rows:-kernel,sched,rearm,deliver,mem,table,churn,idle-rearm,awake,conn,idle}
-nrows=$(echo "$rows" | tr , '\n' | grep -c .)
+# The rows, in order, each at each of its sizes a section: its results go
+# to the row's file, its length to stage.txt ("section seconds ROW N"),
+# and, under qemu, the files leave the guest as it ends (/htw/ship.sh), so
+# that a boot killed later loses only the section it was in.
+# "htw-section K/N ROW SIZE" on the console is the host's progress line
+# (tools/bench/bench.sh).
+rows=${htw_bench_rows:-kernel,storm,sched,rearm,deliver,mem,table,churn,idle-rearm,awake,conn,idle}
 ship() { [ -f /htw/ship.sh ] && sh /htw/ship.sh "$@"; true; }
 
-# kbench: the in-kernel benchmark at $htw_bench_sizes.
+# sizes_of ROW: the sizes a row runs at, one a line.
+sizes_of() {
+	case "$1" in
+	kernel) echo "$htw_bench_sizes" ;;
+	storm) echo "${htw_bench_storm:-100000,1000000}" ;;
+	conn) echo "${htw_bench_conn:-1000,100000,1000000}" ;;
+	table | churn | idle-rearm | awake) echo "${htw_bench_table:-$htw_bench_n}" ;;
+	sched | rearm) echo "${htw_bench_sched_n:-$htw_bench_n}" ;;
+	idle) echo 2 ;;
+	*) echo "$htw_bench_n" ;;
+	esac | tr , '\n'
+}
+
+# kbench PARAMETER...: htwheel_bench.ko loaded with these parameters.
 kbench() {
 	# shellcheck disable=SC2046 # one word per parameter
-	if insmod "$htw_bench_mod/htwheel_bench.ko" sizes="$htw_bench_sizes" seed="$seed" \
+	if insmod "$htw_bench_mod/htwheel_bench.ko" "$@" seed="$seed" \
 		$(echo "${htw_bench_kmod:-}" | tr , ' '); then
-		cat /sys/kernel/debug/htwheel_bench >"$out/kbench.txt"
+		cat /sys/kernel/debug/htwheel_bench >>"$out/kbench.txt"
 		rmmod htwheel_bench
 	else
-		fail "insmod htwheel_bench.ko failed"
+		fail "insmod htwheel_bench.ko $* failed"
 	fi
 }
 
-# ubench ROW: htwheel_ubench's command of that name.  conn takes its own
-# connection counts; table, churn, idle-rearm and awake the table's sizes;
-# the others one N at a time, for each of $htw_bench_n.
-ubench() {
-	c=$1
-	case "$c" in
-	conn) set -- ${htw_bench_conn:+"$htw_bench_conn"} ;;
-	table | churn | idle-rearm | awake) set -- "${htw_bench_table:-$htw_bench_n}" "$out" ;;
-	idle) set -- 5 ;;
-	*)
-		for n in $(echo "$htw_bench_n" | tr , ' '); do
-			"$ub" "$c" "$n" "$out" >>"$out/ubench-$c.txt" 2>>"$out/errors" ||
-				fail "htwheel_ubench $c $n failed"
-		done
-		return
-		;;
+# section ROW SIZE: one row at one size.  The in-kernel benchmark is
+# htwheel_bench.ko loaded for that size: "kernel" its operation and
+# expiry sections at N pending, "storm" its N timers due in one tick; the
+# others are htwheel_ubench's command of the row's name (idle's size is
+# its window, in seconds).
+section() {
+	case "$1" in
+	kernel) kbench sizes="$2" storm= ; return ;;
+	storm) kbench sizes= storm="$2" ; return ;;
 	esac
-	"$ub" "$c" "$@" >"$out/ubench-$c.txt" 2>>"$out/errors" || fail "htwheel_ubench $c failed"
+	f=$out/ubench-$1.txt
+	[ "$1" = idle ] && f=$out/idle-rt.txt
+	"$ub" "$1" "$2" "$out" >>"$f" 2>>"$out/errors" || fail "htwheel_ubench $1 $2 failed"
 }
 
+nsec=0
+for r in $(echo "$rows" | tr , ' '); do
+	nsec=$((nsec + $(sizes_of "$r" | grep -c .)))
+done
 cd "$TMPDIR" || exit 1
 k=0
 for r in $(echo "$rows" | tr , ' '); do
-	k=$((k + 1))
-	echo "htw-section $k/$nrows $r"
-	t0=$(date +%s)
-	if [ "$r" = kernel ]; then
-		kbench
-	else
-		ubench "$r"
-	fi
-	meta "section seconds $r" "$(($(date +%s) - t0))"
-	ship stage.txt $(cd "$out" && ls kbench.txt "ubench-$r.txt" errors 2>/dev/null)
+	for z in $(sizes_of "$r"); do
+		k=$((k + 1))
+		echo "htw-section $k/$nsec $r $z"
+		t0=$(date +%s)
+		section "$r" "$z"
+		meta "section seconds $r $z" "$(($(date +%s) - t0))"
+		ship stage.txt $(cd "$out" && ls kbench.txt "ubench-$r.txt" idle-rt.txt errors 2>/dev/null)
+	done
 done
 
 rmmod htwheel || fail "rmmod htwheel failed"

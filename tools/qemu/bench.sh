@@ -26,6 +26,7 @@
 # counts, default $HTW_BENCH_SIZES or 1000,10000,100000,1000000),
 # HTW_BENCH_SEED (default a fresh random one), HTW_BENCH_ROWS (the rows,
 # comma-separated, but idle-hour: tools/bench/bench.sh; default all),
+# HTW_BENCH_STORM (the storm row's sizes, default 100000,1000000),
 # HTW_BENCH_TABLE and HTW_BENCH_KMOD as for tools/bench/bench.sh, HTW_QEMU_TIMEOUT (default
 # 2400 here),
 # and the settings of tools/qemu/check.sh (HTW_QEMU_CPUS, HTW_QEMU_MEM,
@@ -60,7 +61,7 @@ before=$("$HTW_TOP/tools/bench/host-meta.sh" before)
 "$HTW_TOP/tools/qemu/boot.sh" "$root/boot/vmlinuz-$abi-$flavour" "$mobj/initrd.gz" "$run" \
 	htw_set=rt htw_bench_mod=/htw/mod htw_bin="$HTW_TOP/build" \
 	htw_bench_n="$n" htw_bench_sizes="$sizes" htw_bench_seed="$seed" \
-	htw_bench_rows="${HTW_BENCH_ROWS:-}" htw_bench_conn="${HTW_BENCH_CONN:-}" \
+	htw_bench_rows="${HTW_BENCH_ROWS:-}" htw_bench_storm="${HTW_BENCH_STORM:-}" htw_bench_conn="${HTW_BENCH_CONN:-}" \
 	htw_bench_table="${HTW_BENCH_TABLE:-1000,100000,1000000}" \
 	htw_bench_kmod="${HTW_BENCH_KMOD:-}" || htw_die "could not boot $abi-$flavour"
 { echo "$before"; "$HTW_TOP/tools/bench/host-meta.sh" after; } >"$run/host.txt"

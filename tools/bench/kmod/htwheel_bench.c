@@ -11,10 +11,11 @@
  *	meta	<key>	<value>
  *
  * Knobs (module parameters):
- *   sizes=1000,10000,100000,1000000   pending populations n
- *   storm=100000,1000000              timers due in one tick (storm section)
+ *   sizes=1000,10000,100000,1000000   pending populations n (empty: none)
+ *   storm=100000,1000000              timers due in one tick (storm section;
+ *                                     empty: none)
  *   seed=20240601                     seed of every random draw (printed)
- *   reps=5                            measured repetitions, after one
+ *   reps=3                            measured repetitions, after one
  *                                     discarded warm-up repetition
  *   batch=256                         k: operations per timed round, the
  *                                     same at every n
@@ -77,7 +78,7 @@ static unsigned int seed = 20240601;
 module_param(seed, uint, 0444);
 MODULE_PARM_DESC(seed, "Seed of every random draw");
 
-static unsigned int reps = 5;
+static unsigned int reps = 3;
 module_param(reps, uint, 0444);
 MODULE_PARM_DESC(reps, "Measured repetitions (after one discarded warm-up)");
 
@@ -1423,6 +1424,9 @@ static bool next_size(char **cur, unsigned long *n)
 	char *tok;
 
 	while ((tok = strsep(cur, ",")) != NULL) {
+		/* An empty list (storm= alone) asks for none. */
+		if (!*tok)
+			continue;
 		if (!kstrtoul(tok, 0, n) && *n && *n <= HTW_MAX_PENDING - batch)
 			return true;
 		emit("meta\tsize refused\t%s\n", tok);

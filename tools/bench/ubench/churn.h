@@ -15,7 +15,7 @@
 #include "ubench.h"
 
 #define CHURN_T_NS	NSEC_PER_SEC	/* T: the deadline's distance */
-#define CHURN_WINDOW_NS	(3 * CHURN_T_NS)	/* at least 3T: see churn_run() */
+#define CHURN_WINDOW_NS	(2 * CHURN_T_NS)	/* at least 2T: see churn_run() */
 #define CHURN_BATCH	1024		/* operations per clock read */
 
 /*

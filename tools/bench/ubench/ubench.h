@@ -18,7 +18,7 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* Measured repetitions; one more, first, is the discarded warm-up. */
-#define UB_REPS		5
+#define UB_REPS		3
 
 void die(const char *what);
 void *xcalloc(size_t n, size_t size);
