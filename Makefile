@@ -208,6 +208,8 @@ Settings (make variables or the environment):
                            pending counts, table slots, connections)
   HTW_BENCH_ROWS           the rows tools/qemu/bench.sh runs (bench.sh
                            sets it from ROWS)
+  HTW_BENCH_STORM          the storm row's sizes in tools/qemu/bench.sh
+                           (100000,1000000; bench.sh sets it)
   HTW_BENCH=1              Kbuild: also build htwheel_bench.ko, and export
                            the test hooks it drives
   HTW_BENCH_N, HTW_BENCH_SIZES
