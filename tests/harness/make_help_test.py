@@ -102,6 +102,16 @@ class Help(unittest.TestCase):
         missing = sorted(f'{k} ({p})' for k, p in found.items() if k not in self.words)
         self.assertEqual(missing, [], f'settings `make help` does not list: {missing}')
 
+    def test_lists_every_bench_row(self):
+        """ROWS= takes the rows of tools/bench/bench.sh's BENCH_ROWS: each
+        is named in `make help`."""
+        m = re.search(r'^BENCH_ROWS="([^"]*)"', read('tools/bench/bench.sh'), re.M)
+        self.assertIsNotNone(m, 'no BENCH_ROWS in tools/bench/bench.sh')
+        rows = m.group(1).split()
+        self.assertIn('churn', rows)
+        missing = [r for r in rows if r not in self.words]
+        self.assertEqual(missing, [], f'bench rows `make help` does not name: {missing}')
+
 
 if __name__ == '__main__':
     sys.exit(run_as_tap(Help, 'help'))
