@@ -213,7 +213,7 @@ Settings (make variables or the environment):
   HTW_BENCH=1              Kbuild: also build htwheel_bench.ko, and export
                            the test hooks it drives
   HTW_BENCH_N, HTW_BENCH_SIZES
-                           user-space timers (100000; UML's sched and rearm 10000)
+                           user-space timers (100000; UML's sched 10000)
                            and in-kernel pending counts (1000,10000,100000,
                            1000000) of `make bench`
   HTW_BENCH_SEED           the seed of the bench's delays (a fresh random one,

@@ -39,15 +39,15 @@ qemu_on=1
 row_cost() {
 	local c
 	case "$1:$3" in
-	kernel:uml) c="5 9 74" ;;	kernel:qemu) c="5 15 185" ;;
-	storm:uml) c="10 10 20" ;;	storm:qemu) c="10 10 25" ;;
+	kernel:uml) c="24 29 105" ;;	kernel:qemu) c="30 40 220" ;;
+	storm:uml) c="1 1 9" ;;	storm:qemu) c="1 1 12" ;;
 	sched:uml) c="5 267 2670" ;;	sched:qemu) c="3 28 280" ;;
-	rearm:uml) c="5 97 970" ;;	rearm:qemu) c="3 36 360" ;;
-	deliver:*) c="5 39 390" ;;
-	mem:uml) c="5 52 520" ;;	mem:qemu) c="3 13 130" ;;
-	table:uml) c="10 21 54" ;;	table:qemu) c="18 23 70" ;;
-	churn:uml) c="41 113 139" ;;	churn:qemu) c="40 52 61" ;;
-	idle-rearm:uml) c="40 42 179" ;; idle-rearm:qemu) c="40 41 94" ;;
+	rearm:uml) c="92 97 970" ;;	rearm:qemu) c="30 36 360" ;;
+	deliver:*) c="5 40 400" ;;
+	mem:uml) c="5 98 980" ;;	mem:qemu) c="3 13 130" ;;
+	table:uml) c="9 16 80" ;;	table:qemu) c="18 23 70" ;;
+	churn:uml) c="41 166 351" ;;	churn:qemu) c="40 52 61" ;;
+	idle-rearm:uml) c="40 62 199" ;; idle-rearm:qemu) c="40 41 94" ;;
 	awake:*) c="33 38 97" ;;
 	conn:uml) c="32 81 81" ;;	conn:qemu) c="32 41 41" ;;
 	*) c="30 30 30" ;;
@@ -63,13 +63,14 @@ row_cost() {
 	fi
 }
 
-# rows_plan ROWS N SIZES TABLE CONN STORM UML_N: check ROWS (empty: all) against
-# BENCH_ROWS and print "RT_ROWS SECTIONS TT UML_TIMEOUT QEMU_TIMEOUT": the
-# real-time boots' rows in order (comma-separated), their sections (a row
-# at one size), whether the time-travel boot runs (0/1), and the two
-# boots' timeouts in seconds.  An unknown row fails with the list.
+# rows_plan ROWS N SIZES TABLE CONN STORM UML_N UML_SERVE: check ROWS (empty:
+# all) against BENCH_ROWS and print "RT_ROWS UML_SECTIONS QEMU_SECTIONS TT
+# UML_TIMEOUT QEMU_TIMEOUT": the real-time boots' rows in order
+# (comma-separated), how many sections (a row at one size) each boot runs,
+# whether the time-travel boot runs (0/1), and the two boots' timeouts in
+# seconds.  An unknown row fails with the list.
 rows_plan() {
-	local want=${1:-$BENCH_ROWS} r rt="" tt=0 u=120 q=120 sz s k=0
+	local want=${1:-$BENCH_ROWS} r rt="" tt=0 u=120 q=120 sz s ku=0 kq=0
 	want=$(echo "$want" | tr , ' ')
 	for r in $want; do
 		case " $BENCH_ROWS " in *" $r "*) ;; *)
@@ -86,16 +87,17 @@ rows_plan() {
 		conn) sz=${5:-1000,100000,1000000} ;; idle) sz=2 ;; *) sz=$4 ;;
 		esac
 		for s in $(echo "$sz" | tr , ' '); do
-			k=$((k + 1))
+			kq=$((kq + 1))
 			q=$((q + 2 * $(row_cost "$r" "$s" qemu)))
 		done
-		# sched and rearm: UML runs them at its own N (uml_n).
-		case "$r" in sched | rearm) sz=$7 ;; esac
+		# UML's own sizes: uml_n (sched) and uml_serve.
+		case "$r" in sched) sz=$7 ;; churn | idle-rearm | awake) sz=$8 ;; esac
 		for s in $(echo "$sz" | tr , ' '); do
+			ku=$((ku + 1))
 			u=$((u + 2 * $(row_cost "$r" "$s" uml)))
 		done
 	done
-	echo "${rt:--} $k $tt $u $q"
+	echo "${rt:--} $ku $kq $tt $u $q"
 }
 
 # follow_sections RUNDIR LABEL: while a boot runs, a progress line for each
@@ -128,14 +130,20 @@ sizes=${HTW_BENCH_SIZES:-1000,10000,100000,1000000}
 conn=${HTW_BENCH_CONN:-}
 table=${HTW_BENCH_TABLE:-1000,100000,1000000}
 storm=100000,1000000
-# sched and rearm in UML: 10,000 timers.  Their per-timer system calls
-# (timerfd, POSIX timers, one timer per ioctl) are ptrace round trips
-# there, 30 us and more, flat in N: at 100,000 the two rows took 7
-# minutes of UML's 28, to measure ptrace.  qemu runs them at N.
+# sched in UML: 10,000 timers.  Its per-timer system calls (timerfd,
+# POSIX timers, one timer per ioctl) are ptrace round trips there, 30 us
+# and more, flat in N: at 100,000 the row took 400 s of UML's boot, to
+# measure ptrace (27 s at 10,000).  qemu runs it at N.
 uml_n=${HTW_BENCH_N:-10000}
+# churn, idle-rearm and awake in UML: 1,000 and 100,000.  At a million,
+# filling and emptying each contender's million timers, through ptrace
+# round trips and with UML's one CPU, made each run some 20 s for a 2 s
+# window: the three rows would have taken 12 minutes of UML's 30.  qemu
+# runs them at a million too.
+uml_serve=${HTW_BENCH_TABLE:-1000,100000}
 # SIZES= (make bench SIZES=100000) is every row's sizes at once.
 if [ -n "${SIZES:-}" ]; then
-	n=$SIZES sizes=$SIZES conn=$SIZES table=$SIZES storm=$SIZES uml_n=$SIZES
+	n=$SIZES sizes=$SIZES conn=$SIZES table=$SIZES storm=$SIZES uml_n=$SIZES uml_serve=$SIZES
 fi
 # A fresh seed each run, so that no one draw of delays decides a verdict;
 # recorded, so that a run can be repeated.
@@ -143,10 +151,11 @@ seed=${HTW_BENCH_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 export HTW_BENCH_SEED=$seed
 
 # The rows of real-time boots (UML and qemu) and the two boots' timeouts.
-plan=$(rows_plan "${ROWS:-}" "$n" "$sizes" "$table" "$conn" "$storm" "$uml_n") || exit 2
-read -r rt_rows rt_sections tt uml_timeout qemu_timeout <<<"$plan"
+plan=$(rows_plan "${ROWS:-}" "$n" "$sizes" "$table" "$conn" "$storm" "$uml_n" "$uml_serve") ||
+	exit 2
+read -r rt_rows uml_sections qemu_sections tt uml_timeout qemu_timeout <<<"$plan"
 [ "$rt_rows" != - ] || rt_rows=
-total=$((rt_sections * (qemu_on + 1) + tt))
+total=$((uml_sections + qemu_on * qemu_sections + tt))
 
 
 htw_progress bench 0 "$total" "building um-bench and the modules"
@@ -178,13 +187,13 @@ if [ -n "$rt_rows" ]; then
 	HTW_BOOT_TIMEOUT=${HTW_BOOT_TIMEOUT:-$uml_timeout} host_boot "$out/run-rt" \
 		"$HTW_TOP/tools/uml/boot.sh" bench "$HTW_TOP/tools/bench/stage-bench.sh" \
 		"$out/run-rt" htw_set=rt htw_bench_mod="$mobj" htw_bench_n="$n" \
-		htw_bench_sched_n="$uml_n" \
+		htw_bench_sched_n="$uml_n" htw_bench_serve="$uml_serve" \
 		htw_bench_sizes="$sizes" htw_bench_seed="$seed" htw_bench_rows="$rt_rows" \
 		htw_bench_conn="$conn" htw_bench_table="$table" htw_bench_storm="$storm" \
 		htw_bench_kmod="${HTW_BENCH_KMOD:-}" slab_nomerge
 	kill "$follower" 2>/dev/null || true
 	runs+=("$out/run-rt")
-	done_sections=$rt_sections
+	done_sections=$uml_sections
 fi
 if [ "$tt" = 1 ]; then
 	htw_progress bench $((done_sections + 1)) "$total" "idle-hour, uml time travel"

@@ -10,8 +10,9 @@
 # at each pending count of $htw_bench_sizes) and htwheel_ubench's
 # commands, sched, rearm, deliver and mem at each N of $htw_bench_n, conn
 # at each of its own connection counts, $htw_bench_conn (empty: 1000,
-# 100000, 1000000), and idle (a 2 s window).  sched and rearm run at
-# $htw_bench_sched_n when it is set (UML's own N: tools/bench/bench.sh).
+# 100000, 1000000), and idle (a 2 s window).  sched runs at
+# $htw_bench_sched_n, churn, idle-rearm and awake at $htw_bench_serve
+# when they are set (UML's own sizes: tools/bench/bench.sh).
 # table runs the shared timer table beside the peers of sched, rearm,
 # deliver and mem at each of the sizes $htw_bench_table (empty: N); conn
 # has its table variant among its own.  churn (steady churn: random
@@ -79,8 +80,9 @@ sizes_of() {
 	kernel) echo "$htw_bench_sizes" ;;
 	storm) echo "${htw_bench_storm:-100000,1000000}" ;;
 	conn) echo "${htw_bench_conn:-1000,100000,1000000}" ;;
-	table | churn | idle-rearm | awake) echo "${htw_bench_table:-$htw_bench_n}" ;;
-	sched | rearm) echo "${htw_bench_sched_n:-$htw_bench_n}" ;;
+	churn | idle-rearm | awake) echo "${htw_bench_serve:-${htw_bench_table:-$htw_bench_n}}" ;;
+	table) echo "${htw_bench_table:-$htw_bench_n}" ;;
+	sched) echo "${htw_bench_sched_n:-$htw_bench_n}" ;;
 	idle) echo 2 ;;
 	*) echo "$htw_bench_n" ;;
 	esac | tr , '\n'
