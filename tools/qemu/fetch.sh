@@ -43,10 +43,20 @@ if [ -z "$abi" ] || [ -z "$version" ]; then
 fi
 
 root=$(htw_debroot "$abi" "$version")
-if [ ! -f "$root/.htw-ready" ]; then
+# Both kernels the project tests, and any other asked for, are unpacked
+# together: a run that boots one flavour (make check K=generic) must not
+# leave a tree that a later run of the other finds ready without it.
+flavours=$(printf '%s\n' amd64 rt-amd64 $HTW_QEMU_FLAVOURS | awk 'NF && !seen[$0]++')
+ready=1
+[ -f "$root/.htw-ready" ] || ready=
+for f in $flavours; do
+	[ -f "$root/boot/vmlinuz-$abi-$f" ] && [ -f "$root/usr/src/linux-headers-$abi-$f/.config" ] ||
+		ready=
+done
+if [ -z "$ready" ]; then
 	kmaj=$(echo "$abi" | cut -d. -f1,2)
 	pkgs=("linux-kbuild-$kmaj" "linux-headers-$abi-common" "linux-headers-$abi-common-rt")
-	for f in $HTW_QEMU_FLAVOURS; do
+	for f in $flavours; do
 		pkgs+=("linux-headers-$abi-$f" "linux-image-$abi-$f")
 	done
 	mkdir -p "$root/debs"
@@ -72,7 +82,7 @@ if [ ! -f "$root/.htw-ready" ]; then
 	done
 	# The flavour trees include the common tree by its absolute /usr/src
 	# path; everything else in them is a relative symlink.
-	for f in $HTW_QEMU_FLAVOURS; do
+	for f in $flavours; do
 		mk=$root/usr/src/linux-headers-$abi-$f/Makefile
 		sed -i "s|^include /usr/src/|include $root/usr/src/|" "$mk"
 		[ -f "$root/boot/vmlinuz-$abi-$f" ] || htw_die "no boot/vmlinuz-$abi-$f in the image package"
