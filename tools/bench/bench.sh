@@ -39,17 +39,17 @@ qemu_on=1
 row_cost() {
 	local c
 	case "$1:$3" in
-	kernel:uml) c="24 29 105" ;;	kernel:qemu) c="30 40 220" ;;
+	kernel:uml) c="24 29 110" ;;	kernel:qemu) c="30 40 220" ;;
 	storm:uml) c="1 1 9" ;;	storm:qemu) c="1 1 12" ;;
-	sched:uml) c="5 267 2670" ;;	sched:qemu) c="3 28 280" ;;
-	rearm:uml) c="92 97 970" ;;	rearm:qemu) c="30 36 360" ;;
+	sched:uml) c="8 267 2670" ;;	sched:qemu) c="3 28 280" ;;
+	rearm:uml) c="92 112 1120" ;;	rearm:qemu) c="30 36 360" ;;
 	deliver:*) c="5 40 400" ;;
-	mem:uml) c="5 98 980" ;;	mem:qemu) c="3 13 130" ;;
-	table:uml) c="9 16 80" ;;	table:qemu) c="18 23 70" ;;
-	churn:uml) c="41 166 351" ;;	churn:qemu) c="40 52 61" ;;
-	idle-rearm:uml) c="40 62 199" ;; idle-rearm:qemu) c="40 41 94" ;;
+	mem:uml) c="5 174 1740" ;;	mem:qemu) c="3 13 130" ;;
+	table:uml) c="9 19 88" ;;	table:qemu) c="18 23 70" ;;
+	churn:uml) c="41 205 351" ;;	churn:qemu) c="40 52 61" ;;
+	idle-rearm:uml) c="40 109 199" ;; idle-rearm:qemu) c="40 41 94" ;;
 	awake:*) c="33 38 97" ;;
-	conn:uml) c="32 81 81" ;;	conn:qemu) c="32 41 41" ;;
+	conn:uml) c="32 97 97" ;;	conn:qemu) c="32 41 41" ;;
 	*) c="30 30 30" ;;
 	esac
 	# shellcheck disable=SC2086 # three numbers
