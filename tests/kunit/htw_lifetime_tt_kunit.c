@@ -72,6 +72,8 @@ static struct kunit_case htwheel_tt_million_cases[] = {
 
 static struct kunit_suite htwheel_tt_million_suite = {
 	.name = "htwheel_tt_million",
+	/* Hours of simulated time: only with time-travel=inf-cpu. */
+	.attr.speed = KUNIT_SPEED_VERY_SLOW,
 	.test_cases = htwheel_tt_million_cases,
 };
 

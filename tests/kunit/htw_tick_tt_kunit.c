@@ -162,6 +162,8 @@ static struct kunit_case htwheel_tt_cases[] = {
 
 static struct kunit_suite htwheel_tt_wheel_suite = {
 	.name = "htwheel_tt_wheel",
+	/* Hours of simulated time: only with time-travel=inf-cpu. */
+	.attr.speed = KUNIT_SPEED_VERY_SLOW,
 	.suite_init = htw_tt_suite_init,
 	.test_cases = htwheel_tt_cases,
 };
