@@ -30,8 +30,8 @@
  * probes) are exported only to the KUnit suites, or, in a build with
  * HTW_BENCH=1, to the benchmark module.  The shipped module exports
  * nothing and has no hooks, whatever the kernel it is built for: the test
- * build's own flag decides, CONFIG_HTWHEEL_KUNIT_TEST (Kbuild sets it for
- * HTW_KUNIT=1 alone), never
+ * build's own flag decides, CONFIG_HTWHEEL_KUNIT_TEST (out of tree Kbuild
+ * sets it for HTW_KUNIT=1 alone; in a kernel tree, Kconfig), never
  * CONFIG_KUNIT, which a DKMS build for a distribution kernel may well see.
  * So <kunit/visibility.h> (6.2 on, keyed on CONFIG_KUNIT) is taken in and
  * its two macros are redefined on that flag; on 6.1 they are defined here.
