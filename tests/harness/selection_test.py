@@ -28,8 +28,9 @@ boot debian-6.1-amd64 kernel
 boot debian-6.1-rt-amd64 kernel
 boot fuzz kernel
 boot host
+boot kunit-rt kernel
 
-suite check-rt kunit suite_a 1
+suite check-rt,kunit-rt kunit suite_a 1
   test a1
 suite check-rt kunit suite_b 1
   test b1
@@ -69,24 +70,34 @@ class Selection(unittest.TestCase):
         rc, out, err = self.plan('prog_test,suite_a', 'rt,uml')
         self.assertEqual(rc, 0, err)
         self.assertEqual(sorted(out.splitlines()), ['check-rt prog_test suite_a suite_a',
-                                                    'debian-6.1-rt-amd64 prog_test - -'])
+                                                    'debian-6.1-rt-amd64 prog_test - -',
+                                                    'kunit-rt - suite_a suite_a'])
 
     def test_kernel_alone_takes_all_its_tests(self):
         rc, out, err = self.plan('', 'uml')
         self.assertEqual(rc, 0, err)
         self.assertEqual(sorted(out.splitlines()), ['check-rt prog_test suite_a,suite_b suite_*',
-                                                    'check-tt - suite_tt suite_tt'])
+                                                    'check-tt - suite_tt suite_tt',
+                                                    'kunit-rt - suite_a suite_a'])
 
     def test_kunit_test_glob(self):
         rc, out, err = self.plan('suite_tt.t*', '')
         self.assertEqual(rc, 0, err)
         self.assertEqual(out, 'check-tt - suite_tt.t* suite_tt.t*\n')
 
+    def test_suite_runs_in_both_kunit_boots(self):
+        """A suite runs in the harness's boot and in kunit.py's, both UML."""
+        rc, out, err = self.plan('suite_a', 'uml')
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.splitlines(), ['check-rt - suite_a suite_a',
+                                            'kunit-rt - suite_a suite_a'])
+
     def test_several_suites_one_glob(self):
         """A KUnit module loads once a boot: several suites share one
         kunit.filter_glob, their common prefix; the plan still names each."""
         rc, out, err = self.plan('suite_a,suite_b.x*', '')
-        self.assertEqual((rc, out), (0, 'check-rt - suite_a,suite_b.x* suite_*\n'), err)
+        self.assertEqual((rc, out), (0, 'check-rt - suite_a,suite_b.x* suite_*\n'
+                                     'kunit-rt - suite_a suite_a\n'), err)
 
     def test_harness_tests_on_host(self):
         rc, out, err = self.plan('results_test', '')

@@ -128,6 +128,7 @@ static struct kunit_case htwheel_geometry_cases[] = {
 
 static struct kunit_suite htwheel_geometry_suite = {
 	.name = "htwheel_geometry",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_geometry_cases,
 };
 
@@ -306,6 +307,7 @@ static struct kunit_case htwheel_placement_cases[] = {
 
 static struct kunit_suite htwheel_placement_suite = {
 	.name = "htwheel_placement",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_placement_cases,
 };
 
@@ -418,6 +420,7 @@ static struct kunit_case htwheel_sweep_cases[] = {
 
 static struct kunit_suite htwheel_sweep_suite = {
 	.name = "htwheel_sweep",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_sweep_cases,
 };
 
@@ -500,6 +503,7 @@ static struct kunit_case htwheel_slack_cases[] = {
 
 static struct kunit_suite htwheel_slack_suite = {
 	.name = "htwheel_slack",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_slack_cases,
 };
 
@@ -591,6 +595,7 @@ static struct kunit_case htwheel_grid_arith_cases[] = {
 
 static struct kunit_suite htwheel_grid_arith_suite = {
 	.name = "htwheel_grid_arith",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_grid_arith_cases,
 };
 

@@ -12,6 +12,7 @@
 #include <linux/err.h>
 #include <linux/slab.h>
 
+#include "htw_kunit.h"
 #include "htw_handles.h"
 #include "htw_test_hooks.h"
 
@@ -29,6 +30,7 @@ static struct kmem_cache *htw_h_chunks;
 
 static int htw_h_suite_init(struct kunit_suite *suite)
 {
+	htw_t_high_res(suite);
 	htw_h_chunks = kmem_cache_create("htw_h_chunks",
 					 HTW_IDS_PER_CHUNK * sizeof(struct htw_h_obj),
 					 0, 0, NULL);

@@ -156,6 +156,7 @@ static struct kunit_case htwheel_identity_cases[] = {
 
 static struct kunit_suite htwheel_identity_suite = {
 	.name = "htwheel_identity",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_identity_cases,
 };
 
@@ -226,6 +227,7 @@ static struct kunit_case htwheel_handles_cases[] = {
 
 static struct kunit_suite htwheel_handles_suite = {
 	.name = "htwheel_handles",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_handles_cases,
 };
 

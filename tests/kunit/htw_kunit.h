@@ -24,6 +24,7 @@
 /* A kunit action that destroys the wheel it is given. */
 void htw_t_destroy_action(void *wheel);
 
+int htw_t_high_res(struct kunit_suite *suite);
 struct htw_geometry htw_t_geo(u64 tick_ns, u32 slots, u64 max_pending);
 
 /* A manual-clock wheel destroyed when the test ends. */

@@ -7,6 +7,10 @@
  * the time-travel module, htwheel_kunit_tt.ko.
  */
 #include <linux/fs.h>
+#include <linux/mount.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/jiffies.h>
 #include <linux/kstrtox.h>
 #include <linux/module.h>
 #include <linux/rcupdate.h>
@@ -52,6 +56,22 @@ struct htw_wheel *htw_t_manual(struct kunit *test, u64 tick_ns, u32 slots,
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(w));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action, w), 0);
 	return w;
+}
+
+/*
+ * Built into a kernel (kunit.py run), the first suites can start before
+ * the clock has switched to high resolution, and htw_geometry_normalise()
+ * refuses ticks below the hrtimer's resolution, as it must.  So every
+ * suite that makes fine wheels waits for the switch first, two seconds at
+ * most: a kernel that stays at low resolution fails those cases plainly.
+ */
+int htw_t_high_res(struct kunit_suite *suite)
+{
+	unsigned long end = jiffies + 2 * HZ;
+
+	while (hrtimer_resolution > HTW_MIN_TICK_NS && time_before(jiffies, end))
+		msleep(20);
+	return 0;
 }
 
 /* Move the manual clock to @now_ns and run the tick there. */
@@ -143,15 +163,42 @@ void htw_t_expect_lateness(struct kunit *test, const struct htw_wheel_stats *st,
 /*
  * The memory, not the module's own counter: live objects of the htw_timer
  * kmem_cache, each a chunk of HTW_IDS_PER_CHUNK timers, as SLUB counts
- * them in /sys/kernel/slab/htw_timer/objects (the test kernel boots with
- * slab_nomerge, so it is listed under its own name).  The count is exact
- * once nothing is in flight: rcu_barrier() finishes RCU-deferred frees, and
- * writing "1" to .../shrink empties KASAN's quarantine for the cache and
- * flushes the per-CPU slabs, whose free objects "objects" would otherwise
- * count as in use.  It needs CONFIG_SLUB_DEBUG (the test kernel has it);
- * the suites run alone, so nothing else allocates from the cache meanwhile.
+ * them in kernel/slab/htw_timer/objects of sysfs.  The cache must be listed
+ * under its own name, not merged with others: the harness's kernel boots
+ * with slab_nomerge, .kunitconfig turns SLAB_MERGE_DEFAULT off.  The count
+ * is exact once nothing is in flight: rcu_barrier() finishes RCU-deferred
+ * frees, and writing "1" to .../shrink empties KASAN's quarantine for the
+ * cache and flushes the per-CPU slabs, whose free objects "objects" would
+ * otherwise count as in use.  It needs CONFIG_SLUB_DEBUG; the suites run
+ * alone, so nothing else allocates from the cache meanwhile.
+ *
+ * sysfs is read through a mount of its own: built into a kernel (kunit.py
+ * run), the suites run before user space has mounted /sys.
  */
-#define HTW_T_SLAB	"/sys/kernel/slab/htw_timer/"
+#define HTW_T_SLAB	"kernel/slab/htw_timer/"
+
+static void htw_t_mntput(void *mnt)
+{
+	kern_unmount(mnt);
+}
+
+static struct file *htw_t_sysfs_open(struct kunit *test, const char *name,
+				     int flags)
+{
+	struct file_system_type *sysfs;
+	struct vfsmount *mnt;
+	struct file *f;
+
+	sysfs = get_fs_type("sysfs");
+	KUNIT_ASSERT_NOT_NULL(test, sysfs);
+	mnt = vfs_kern_mount(sysfs, SB_KERNMOUNT, "sysfs", NULL);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mnt), "sysfs: %ld", PTR_ERR(mnt));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_mntput, mnt), 0);
+	f = file_open_root_mnt(mnt, name, flags, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), "%s: %ld", name, PTR_ERR(f));
+	kunit_release_action(test, htw_t_mntput, mnt);
+	return f;
+}
 
 long htw_t_slab_objects(struct kunit *test)
 {
@@ -164,13 +211,11 @@ long htw_t_slab_objects(struct kunit *test)
 	if (!IS_ENABLED(CONFIG_SLUB_DEBUG) || !IS_ENABLED(CONFIG_SYSFS))
 		kunit_skip(test, "no SLUB object counts in sysfs");
 	rcu_barrier();
-	f = filp_open(HTW_T_SLAB "shrink", O_WRONLY, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "shrink: %ld", PTR_ERR(f));
+	f = htw_t_sysfs_open(test, HTW_T_SLAB "shrink", O_WRONLY);
 	n = kernel_write(f, "1", 1, &pos);
 	filp_close(f, NULL);
 	KUNIT_ASSERT_EQ_MSG(test, n, 1, HTW_T_SLAB "shrink: %zd", n);
-	f = filp_open(HTW_T_SLAB "objects", O_RDONLY, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(f), HTW_T_SLAB "objects: %ld", PTR_ERR(f));
+	f = htw_t_sysfs_open(test, HTW_T_SLAB "objects", O_RDONLY);
 	pos = 0;
 	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
 	filp_close(f, NULL);

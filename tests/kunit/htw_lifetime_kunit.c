@@ -107,6 +107,7 @@ static struct kunit_case htwheel_lifetime_cases[] = {
 
 static struct kunit_suite htwheel_lifetime_suite = {
 	.name = "htwheel_lifetime",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_lifetime_cases,
 };
 

@@ -66,13 +66,13 @@ static void htwheel_tt_million_schedule_cancel(struct kunit *test)
 }
 
 static struct kunit_case htwheel_tt_million_cases[] = {
-	KUNIT_CASE_SLOW(htwheel_tt_million_schedule_cancel),
+	KUNIT_CASE(htwheel_tt_million_schedule_cancel),
 	{}
 };
 
 static struct kunit_suite htwheel_tt_million_suite = {
 	.name = "htwheel_tt_million",
-	/* Hours of simulated time: only with time-travel=inf-cpu. */
+	/* A million timers under the checkers: with time-travel=inf-cpu. */
 	.attr.speed = KUNIT_SPEED_VERY_SLOW,
 	.test_cases = htwheel_tt_million_cases,
 };

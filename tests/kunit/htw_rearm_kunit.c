@@ -438,6 +438,7 @@ static struct kunit_case htwheel_rearm_cases[] = {
 
 static struct kunit_suite htwheel_rearm_suite = {
 	.name = "htwheel_rearm",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_rearm_cases,
 };
 
@@ -624,6 +625,7 @@ static struct kunit_case htwheel_rearm_ready_cases[] = {
 
 static struct kunit_suite htwheel_rearm_ready_suite = {
 	.name = "htwheel_rearm_ready",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_rearm_ready_cases,
 };
 
@@ -785,6 +787,7 @@ static struct kunit_case htwheel_rearm_unknown_cases[] = {
 
 static struct kunit_suite htwheel_rearm_unknown_suite = {
 	.name = "htwheel_rearm_unknown",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_rearm_unknown_cases,
 };
 
@@ -1156,6 +1159,7 @@ static struct kunit_case htwheel_rearm_race_cases[] = {
 
 static struct kunit_suite htwheel_rearm_race_suite = {
 	.name = "htwheel_rearm_race",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_rearm_race_cases,
 };
 

@@ -154,6 +154,7 @@ static struct kunit_case htw_table_cases[] = {
 
 static struct kunit_suite htw_table_suite = {
 	.name = "htwheel_table",
+	.suite_init = htw_t_high_res,
 	.test_cases = htw_table_cases,
 };
 
@@ -215,6 +216,7 @@ static struct kunit_case htw_table_race_cases[] = {
 
 static struct kunit_suite htw_table_race_suite = {
 	.name = "htwheel_table_race",
+	.suite_init = htw_t_high_res,
 	.test_cases = htw_table_race_cases,
 };
 
@@ -322,6 +324,7 @@ static struct kunit_case htw_table_bounds_cases[] = {
 
 static struct kunit_suite htw_table_bounds_suite = {
 	.name = "htwheel_table_bounds",
+	.suite_init = htw_t_high_res,
 	.test_cases = htw_table_bounds_cases,
 };
 

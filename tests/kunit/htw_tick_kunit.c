@@ -112,6 +112,7 @@ static struct kunit_case htwheel_batches_cases[] = {
 
 static struct kunit_suite htwheel_batches_suite = {
 	.name = "htwheel_batches",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_batches_cases,
 };
 
@@ -200,6 +201,7 @@ static struct kunit_case htwheel_lateness_cases[] = {
 
 static struct kunit_suite htwheel_lateness_suite = {
 	.name = "htwheel_lateness",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_lateness_cases,
 };
 
@@ -434,7 +436,7 @@ static struct kunit_case htwheel_realtime_cases[] = {
 static int htw_t_realtime_init(struct kunit_suite *suite)
 {
 	rcu_barrier();
-	return 0;
+	return htw_t_high_res(suite);
 }
 
 static struct kunit_suite htwheel_realtime_suite = {

@@ -140,6 +140,7 @@ static struct kunit_case htwheel_cancel_cases[] = {
 
 static struct kunit_suite htwheel_cancel_suite = {
 	.name = "htwheel_cancel",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_cancel_cases,
 };
 
@@ -208,6 +209,7 @@ static struct kunit_case htwheel_periodic_cases[] = {
 
 static struct kunit_suite htwheel_periodic_suite = {
 	.name = "htwheel_periodic",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_periodic_cases,
 };
 
@@ -264,6 +266,7 @@ static struct kunit_case htwheel_limits_cases[] = {
 
 static struct kunit_suite htwheel_limits_suite = {
 	.name = "htwheel_limits",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_limits_cases,
 };
 
@@ -317,6 +320,7 @@ static struct kunit_case htwheel_drain_cases[] = {
 
 static struct kunit_suite htwheel_drain_suite = {
 	.name = "htwheel_drain",
+	.suite_init = htw_t_high_res,
 	.test_cases = htwheel_drain_cases,
 };
 

@@ -55,10 +55,13 @@ if [ -z "${HTW_SKIP_QEMU:-}" ]; then
 		selected_flavour "$f" && flavours+=("$f")
 	done
 fi
-want_host= want_rt= want_tt=
+want_host= want_rt= want_tt= want_kunit=()
 selected host && want_host=1
 selected check-rt && want_rt=1
 selected check-tt && want_tt=1
+for s in rt tt; do
+	selected "kunit-$s" && want_kunit+=("$s")
+done
 # Only the Debian packages' tests and the qemu boots need `make deb`.
 need_deb=
 if [ ${#flavours[@]} -gt 0 ] || [ -z "$partial" ] ||
@@ -70,6 +73,7 @@ steps=("programs")
 [ -n "$want_host" ] && steps+=("harness tests")
 [ -n "$want_host$want_rt$want_tt" ] && steps+=("UML kernel and modules")
 [ -n "$want_rt$want_tt" ] && steps+=("UML boots")
+for s in "${want_kunit[@]}"; do steps+=("kunit.py $s"); done
 for f in "${flavours[@]}"; do steps+=("qemu $f"); done
 steps+=("verdict")
 step=0
@@ -151,6 +155,17 @@ if [ -n "$want_rt" ]; then
 	boots+=("$runs/check-rt")
 fi
 [ -z "$tt_pid" ] || wait "$tt_pid"
+
+# The same suites the kernel's way: htwheel in a kernel tree, kunit.py run
+# (tools/uml/kunit.sh), after the UML boots (its kernel build wants both
+# CPUs).
+for s in "${want_kunit[@]}"; do
+	next_step "kunit.py run: the suites in a kernel tree ($s)"
+	selected "kunit-$s"
+	"$HTW_TOP/tools/uml/kunit.sh" "$s" "$runs/kunit-$s" \
+		${partial:+"$([ "$kunit_glob" = - ] || echo "$kunit_glob")"}
+	boots+=("$runs/kunit-$s")
+done
 
 for f in "${flavours[@]}"; do
 	next_step "Debian's 6.1 $f kernel under qemu, $HTW_QEMU_CPUS CPUs"

@@ -40,7 +40,7 @@ def kernel_of(boot):
     """The K= word of a boot of the manifest (None: not a `make check` boot)."""
     if boot == 'host':
         return 'host'
-    if boot.startswith('check-'):
+    if boot.startswith(('check-', 'kunit-')):
         return 'uml'
     if re.match(r'debian-.*-rt-amd64$', boot):
         return 'rt'
