@@ -212,8 +212,8 @@ Settings (make variables or the environment):
                            sets it from ROWS)
   HTW_BENCH_STORM          the storm row's sizes in tools/qemu/bench.sh
                            (100000,1000000; bench.sh sets it)
-  HTW_BENCH=1              Kbuild: also build htwheel_bench.ko, and export
-                           the test hooks it drives
+  HTW_BENCH=1              Kbuild: also build htwheel_bench.ko (a test build:
+                           htwheel.ko exports the wheel to it)
   HTW_BENCH_N, HTW_BENCH_SIZES
                            user-space timers (100000; UML's sched 10000)
                            and in-kernel pending counts (1000,10000,100000,

@@ -16,43 +16,43 @@
 #include <linux/timer.h>
 
 /*
- * Symbol namespaces: use EXPORT_SYMBOL_NS_GPL(sym, HTWHEEL) and
- * MODULE_IMPORT_NS(HTWHEEL).  Up to 6.12 the macros stringify the bare
- * token; from 6.13 on they take a string literal, which this provides.
+ * What the KUnit suites may call: a definition marked VISIBLE_IF_KUNIT is
+ * static in the shipped module and global in a test build, and
+ * EXPORT_SYMBOL_IF_KUNIT() exports it, in the namespace
+ * EXPORTED_FOR_KUNIT_TESTING, to a test build's modules only; a static
+ * stub (KUNIT_STATIC_STUB_REDIRECT) lets a running suite replace a
+ * function for the length of one test.  These are <kunit/visibility.h>
+ * and <kunit/static_stub.h>, taken in unchanged in a test build.
+ *
+ * Which build this is comes from the build's own flag, HTW_TEST_BUILD
+ * (Kbuild: HTW_KUNIT=1 or HTW_BENCH=1 out of tree, CONFIG_HTWHEEL_KUNIT_TEST
+ * in a kernel tree), never from the target kernel's CONFIG_KUNIT, which
+ * those headers key on: DKMS may build the shipped module for a kernel
+ * with KUnit (Debian's 6.12 has it), and that module must carry no
+ * exports and no hooks.  So the shipped module never includes them and
+ * gets, here, the very definitions they give a kernel without KUnit.  The
+ * benchmark's build (HTW_BENCH=1) is a test build for kernels without
+ * KUnit, Debian's 6.1 among them, which has neither header: it gets the
+ * definitions <kunit/visibility.h> gives a kernel with KUnit, and no stubs.
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
-#define HTWHEEL			"HTWHEEL"
-#define EXPORTED_FOR_KUNIT_TESTING	"EXPORTED_FOR_KUNIT_TESTING"
-#endif
-
-/*
- * The wheel's API and its test hooks (manual clocks, inspection, race
- * probes) are exported only to the KUnit suites, or, in a build with
- * HTW_BENCH=1, to the benchmark module.  The shipped module exports
- * nothing and has no hooks, whatever the kernel it is built for: the test
- * build's own flag decides, CONFIG_HTWHEEL_KUNIT_TEST (out of tree Kbuild
- * sets it for HTW_KUNIT=1 alone; in a kernel tree, Kconfig), never
- * CONFIG_KUNIT, which a DKMS build for a distribution kernel may well see.
- * So <kunit/visibility.h> (6.2 on, keyed on CONFIG_KUNIT) is taken in and
- * its two macros are redefined on that flag; on 6.1 they are defined here.
- */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#if defined(HTW_TEST_BUILD) && IS_ENABLED(CONFIG_KUNIT)
+#include <kunit/static_stub.h>
 #include <kunit/visibility.h>
-#endif
-#undef VISIBLE_IF_KUNIT
-#undef EXPORT_SYMBOL_IF_KUNIT
-#if IS_ENABLED(CONFIG_HTWHEEL_KUNIT_TEST)
-#define VISIBLE_IF_KUNIT
-#define EXPORT_SYMBOL_IF_KUNIT(sym)	EXPORT_SYMBOL_NS(sym, EXPORTED_FOR_KUNIT_TESTING)
 #else
-#define VISIBLE_IF_KUNIT		static
-#define EXPORT_SYMBOL_IF_KUNIT(sym)
+#define KUNIT_STATIC_STUB_REDIRECT(real_fn_name, args...) do {} while (0)
+#ifdef HTW_TEST_BUILD
+#define VISIBLE_IF_KUNIT
+#define EXPORT_SYMBOL_IF_KUNIT(symbol) EXPORT_SYMBOL_NS(symbol, \
+	    EXPORTED_FOR_KUNIT_TESTING)
+#else
+#define VISIBLE_IF_KUNIT static
+#define EXPORT_SYMBOL_IF_KUNIT(symbol)
+#endif
 #endif
 
-#if defined(HTW_BENCH_HOOKS) && !IS_ENABLED(CONFIG_HTWHEEL_KUNIT_TEST)
-#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_NS_GPL(sym, HTWHEEL)
-#else
-#define EXPORT_SYMBOL_IF_HTW_TESTS(sym)	EXPORT_SYMBOL_IF_KUNIT(sym)
+/* The namespace macros take a string literal from 6.13 on. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 13, 0)
+#define EXPORTED_FOR_KUNIT_TESTING	"EXPORTED_FOR_KUNIT_TESTING"
 #endif
 
 /* hrtimer_setup() replaced hrtimer_init() + assigning ->function in 6.13. */

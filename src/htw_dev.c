@@ -135,7 +135,7 @@ int htw_api_negotiate(struct htw_api *api)
 	api->ioctls = HTW_IOCTLS_AFTER_API;
 	return 0;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_api_negotiate);
+EXPORT_SYMBOL_IF_KUNIT(htw_api_negotiate);
 
 /*
  * Called by the tick in softirq context when records became ready.  The
@@ -177,7 +177,7 @@ static struct htw_wheel *htw_file_create_wheel(struct htw_file *hf)
 		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_WHEEL_BYTES, -EDQUOT);
 		return ERR_PTR(-EDQUOT);
 	}
-	wheel = htw_wheel_create(&hf->geo, htw_file_ready, hf,
+	wheel = htw_wheel_create(&hf->geo, &htw_hrtimer_clock, htw_file_ready, hf,
 				 GFP_KERNEL_ACCOUNT);
 	if (IS_ERR(wheel)) {
 		htw_quota_uncharge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes);
@@ -1000,7 +1000,8 @@ static int htw_file_create_table(struct htw_file *hf, struct htw_table_setup *ts
 	ret = htw_file_charge_table(hf, ts->entries, bytes);
 	if (ret)
 		return ret;
-	table = htw_wheel_create_table(geo, htw_file_ready, hf, ts->entries,
+	table = htw_wheel_create_table(geo, &htw_hrtimer_clock, htw_file_ready, hf,
+				       ts->entries,
 				       htw_timens_offset(&hf->timens, geo->clockid));
 	if (IS_ERR(table)) {
 		htw_file_uncharge_table(hf, ts->entries, bytes);

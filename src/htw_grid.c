@@ -41,7 +41,7 @@ int htw_geometry_normalise(struct htw_geometry *geo)
 	geo->levels = DIV_ROUND_UP(bits, ilog2(geo->slots));
 	return 0;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_geometry_normalise);
+EXPORT_SYMBOL_IF_KUNIT(htw_geometry_normalise);
 
 void htw_grid_init(struct htw_grid *g, const struct htw_geometry *geo,
 		   u64 base_ns)
@@ -56,7 +56,7 @@ void htw_grid_init(struct htw_grid *g, const struct htw_geometry *geo,
 	g->level_mul = DIV_ROUND_UP(1U << 16, g->slot_bits);
 	g->levels = geo->levels;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_grid_init);
+EXPORT_SYMBOL_IF_KUNIT(htw_grid_init);
 
 /* Start of @tick on the wheel's clock, U64_MAX if not representable. */
 u64 htw_grid_tick_time(const struct htw_grid *g, u64 tick)
@@ -68,6 +68,7 @@ u64 htw_grid_tick_time(const struct htw_grid *g, u64 tick)
 		return U64_MAX;
 	return t;
 }
+EXPORT_SYMBOL_IF_KUNIT(htw_grid_tick_time);
 
 /*
  * Is level @level visited at @tick (the start of one of its periods), and

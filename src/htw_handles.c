@@ -9,7 +9,6 @@
 
 #include "htw_compat.h"
 #include "htw_handles.h"
-#include "htw_test_hooks.h"
 
 /* The slow path of htw_handle_get(): a new chunk of free ids. */
 int htw_handles_grow(struct htw_handles *h)
@@ -47,7 +46,7 @@ out:
 	mutex_unlock(&h->grow_lock);
 	return ret;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_grow);
+EXPORT_SYMBOL_IF_KUNIT(htw_handles_grow);
 
 static u32 htw_handles_nchunks(u64 capacity)
 {
@@ -58,7 +57,7 @@ size_t htw_handles_footprint(u64 capacity)
 {
 	return htw_handles_nchunks(capacity) * sizeof(void *);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_footprint);
+EXPORT_SYMBOL_IF_KUNIT(htw_handles_footprint);
 
 size_t htw_handles_chunk_bytes(struct htw_handles *h)
 {
@@ -69,7 +68,7 @@ size_t htw_handles_chunk_bytes(struct htw_handles *h)
 	mutex_unlock(&h->grow_lock);
 	return (size_t)chunks * HTW_IDS_PER_CHUNK * h->obj_size;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_chunk_bytes);
+EXPORT_SYMBOL_IF_KUNIT(htw_handles_chunk_bytes);
 
 int htw_handles_init(struct htw_handles *h, u64 capacity, u64 key,
 		     size_t size, size_t word_off, struct kmem_cache *chunks)
@@ -98,7 +97,7 @@ int htw_handles_init(struct htw_handles *h, u64 capacity, u64 key,
 	h->used = 0;
 	return 0;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_init);
+EXPORT_SYMBOL_IF_KUNIT(htw_handles_init);
 
 void htw_handles_destroy(struct htw_handles *h)
 {
@@ -112,13 +111,9 @@ void htw_handles_destroy(struct htw_handles *h)
 	h->dir = NULL;
 	mutex_destroy(&h->grow_lock);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_destroy);
+EXPORT_SYMBOL_IF_KUNIT(htw_handles_destroy);
 
-#ifdef HTW_TEST_HOOKS
-/*
- * Make every free id look used @gen - 1 times already, so that a suite
- * can reach the end of the generations in a few calls.
- */
+#ifdef HTW_TEST_BUILD
 void htw_handles_age(struct htw_handles *h, u64 gen)
 {
 	u32 id, next;
@@ -132,5 +127,5 @@ void htw_handles_age(struct htw_handles *h, u64 gen)
 	}
 	spin_unlock(&h->lock);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_handles_age);
+EXPORT_SYMBOL_IF_KUNIT(htw_handles_age);
 #endif

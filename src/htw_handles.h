@@ -290,4 +290,12 @@ static inline void *htw_handle_lookup(struct htw_handles *h, u64 handle)
 	return htw_id_object(h, id);
 }
 
+#ifdef HTW_TEST_BUILD
+/*
+ * Make every free id look used @gen - 1 times already, so that a suite
+ * reaches the end of the generations in a few calls.
+ */
+void htw_handles_age(struct htw_handles *h, u64 gen);
+#endif
+
 #endif /* _HTW_HANDLES_H */

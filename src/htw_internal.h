@@ -23,7 +23,6 @@
 
 #include "htw_grid.h"
 #include "htw_handles.h"
-#include "htw_test_hooks.h"
 #include "htw_wheel.h"
 
 struct htw_table;
@@ -199,8 +198,7 @@ struct htw_wheel {
 	struct htw_grid grid;
 	htw_ready_fn ready;
 	void *owner;
-	bool manual;		/* tests: clock is @manual_now, no hrtimer */
-	u64 manual_now;		/* WRITE_ONCE() by the test, READ_ONCE() */
+	const struct htw_clock *clock;
 
 	/*
 	 * Serialises expiry processing (one batch of the hrtimer callback,
@@ -281,8 +279,10 @@ static inline void htw_count(struct htw_wheel *w, enum htw_counter c, s64 n)
 
 /* htw_wheel.c: what the tick builds on. */
 struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
-				  htw_ready_fn ready, void *owner, gfp_t gfp,
-				  bool manual, u64 now);
+				  const struct htw_clock *clock,
+				  htw_ready_fn ready, void *owner, gfp_t gfp);
+/* htw_hrtimer_clock's time (htw_tick.h). */
+u64 htw_hrtimer_now(const struct htw_wheel *w);
 void htw_wheel_free(struct htw_wheel *w);
 int htw_wheel_add(struct htw_wheel *w, const struct htw_timer_spec *spec,
 		  u64 *handle, u64 *point);
@@ -298,6 +298,10 @@ void htw_enqueue_ready(struct htw_wheel *w, struct htw_timer *first,
 u64 htw_consume_locked(struct htw_wheel *w, const struct htw_wheel_expiry *recs,
 		       size_t n, struct htw_timer **done);
 void htw_free_list(struct htw_wheel *w, struct htw_timer *list);
+
+#ifdef HTW_TEST_BUILD
+void htw_identity_race(struct htw_timer *t, unsigned int step);
+#endif
 size_t htw_drain_paused(struct htw_wheel *w, u64 now,
 			struct htw_wheel_unexpired *out, size_t max);
 

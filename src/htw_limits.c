@@ -22,7 +22,6 @@
 
 #include "htw_compat.h"
 #include "htw_limits.h"
-#include "htw_test_hooks.h"
 
 /*
  * What one live timer is budgeted: its 56-byte slot in its wheel's table,
@@ -169,7 +168,7 @@ struct htw_quota *htw_quota_get(struct user_namespace *ns, kuid_t uid)
 	mutex_unlock(&htw_quotas_lock);
 	return first;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_quota_get);
+EXPORT_SYMBOL_IF_KUNIT(htw_quota_get);
 
 void htw_quota_put(struct htw_quota *q)
 {
@@ -177,7 +176,7 @@ void htw_quota_put(struct htw_quota *q)
 	htw_quota_put_locked(q);
 	mutex_unlock(&htw_quotas_lock);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_quota_put);
+EXPORT_SYMBOL_IF_KUNIT(htw_quota_put);
 
 /* Add @n to @v unless the sum would exceed @max. */
 static bool htw_add_below(atomic_long_t *v, unsigned long n, unsigned long max)
@@ -208,7 +207,7 @@ undo:
 		atomic_long_sub(n, &level->used[res]);
 	return -EDQUOT;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_limits_charge);
+EXPORT_SYMBOL_IF_KUNIT(htw_limits_charge);
 
 int htw_quota_charge_n(struct htw_quota *q, enum htw_limit res,
 		       unsigned long n)
@@ -224,16 +223,16 @@ void htw_quota_uncharge_n(struct htw_quota *q, enum htw_limit res,
 	for (level = q; level; level = level->parent)
 		WARN_ON_ONCE(atomic_long_sub_return(n, &level->used[res]) < 0);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_quota_uncharge_n);
+EXPORT_SYMBOL_IF_KUNIT(htw_quota_uncharge_n);
 
-#ifdef HTW_TEST_HOOKS
-unsigned long htw_limits_used(const struct htw_quota *q, unsigned int res)
+#ifdef HTW_TEST_BUILD
+unsigned long htw_limits_used(const struct htw_quota *q, enum htw_limit res)
 {
 	if (WARN_ON_ONCE(res >= HTW_LIMIT_COUNT))
 		return 0;
 	return atomic_long_read(&q->used[res]);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_limits_used);
+EXPORT_SYMBOL_IF_KUNIT(htw_limits_used);
 
 unsigned long htw_limits_entries(void)
 {
@@ -244,5 +243,5 @@ unsigned long htw_limits_entries(void)
 	mutex_unlock(&htw_quotas_lock);
 	return n;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_limits_entries);
+EXPORT_SYMBOL_IF_KUNIT(htw_limits_entries);
 #endif

@@ -69,4 +69,10 @@ static inline void htw_quota_uncharge(struct htw_quota *q)
 int htw_limits_charge(struct htw_quota *q, enum htw_limit res,
 		      unsigned long n, unsigned long max);
 
+#ifdef HTW_TEST_BUILD
+unsigned long htw_limits_used(const struct htw_quota *q, enum htw_limit res);
+/* How many quota entries exist, every user namespace's. */
+unsigned long htw_limits_entries(void);
+#endif
+
 #endif /* _HTW_LIMITS_H */

@@ -119,13 +119,13 @@ size_t htw_table_bytes(u32 entries)
 	return ts.mmap_size + sizeof(struct htw_table) +
 	       chunks * HTW_IDS_PER_CHUNK * sizeof(struct htw_timer);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_bytes);
+EXPORT_SYMBOL_IF_KUNIT(htw_table_bytes);
 
 void htw_table_layout(const struct htw_wheel *w, struct htw_table_setup *out)
 {
 	htw_table_geometry(w->table->entries, out);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_layout);
+EXPORT_SYMBOL_IF_KUNIT(htw_table_layout);
 
 /* The timer of slot @slot, a number below the table's size. */
 static struct htw_timer *htw_table_timer(struct htw_wheel *w, u32 slot)
@@ -202,7 +202,7 @@ int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset)
 		htw_table_free(w);
 	return ret;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_init);
+EXPORT_SYMBOL_IF_KUNIT(htw_table_init);
 
 void htw_table_free(struct htw_wheel *w)
 {
@@ -345,11 +345,22 @@ static void htw_table_write_cqe(struct htw_table *tb, u32 slot, u64 cookie,
  * then 0 in place of the deadline, atomically.  False if user space
  * changed the deadline meanwhile.
  */
+/*
+ * Between the claim's read of a due slot and its compare-and-exchange:
+ * nothing in the shipped module; in a test build, a point where a KUnit
+ * suite plays user space's racing store, with a static stub.
+ */
+VISIBLE_IF_KUNIT void htw_table_claim_race(struct htw_table_slot *slot)
+{
+	KUNIT_STATIC_STUB_REDIRECT(htw_table_claim_race, slot);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_table_claim_race);
+
 static bool htw_table_claim(struct htw_table_slot *slot, u64 deadline,
 			    u64 *cookie)
 {
 	*cookie = READ_ONCE(slot->cookie);
-	htw_table_claim_probe(slot);
+	htw_table_claim_race(slot);
 	return cmpxchg64(&slot->deadline_ns, deadline, 0) == deadline;
 }
 
@@ -471,15 +482,10 @@ bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick)
 	return READ_ONCE(tb->hdr->sq_tail) != tb->sq_head || tb->waiting;
 }
 
-#ifdef HTW_TEST_HOOKS
+#ifdef HTW_TEST_BUILD
 void *htw_table_memory(struct htw_wheel *w)
 {
 	return w->table->mem;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_memory);
-#endif
-
-#ifdef HTW_KUNIT_PROBES
-void (*htw_table_claim_hook)(struct htw_table_slot *slot);
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_table_claim_hook);
+EXPORT_SYMBOL_IF_KUNIT(htw_table_memory);
 #endif

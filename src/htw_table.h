@@ -78,4 +78,10 @@ void htw_table_publish_completions(struct htw_wheel *w);
  */
 bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick);
 
+#ifdef HTW_TEST_BUILD
+/* The table's shared memory, as user space would map it. */
+void *htw_table_memory(struct htw_wheel *w);
+void htw_table_claim_race(struct htw_table_slot *slot);
+#endif
+
 #endif /* _HTW_TABLE_H */

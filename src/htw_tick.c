@@ -12,6 +12,7 @@
  * hrtimer armed, paused or stopped (htw_tick.h).
  */
 #include <linux/bitops.h>
+#include <linux/indirect_call_wrapper.h>
 #include <linux/ktime.h>
 #include <linux/log2.h>
 #include <linux/sched/signal.h>
@@ -24,15 +25,32 @@
 
 /* ---- arming ---- */
 
+static void htw_hrtimer_arm(struct htw_wheel *w, u64 at)
+{
+	hrtimer_start(&w->hrtimer, ns_to_ktime(at), HRTIMER_MODE_ABS_SOFT);
+}
+
+static void htw_hrtimer_disarm(struct htw_wheel *w)
+{
+	hrtimer_try_to_cancel(&w->hrtimer);
+}
+
+const struct htw_clock htw_hrtimer_clock = {
+	.now = htw_hrtimer_now,
+	.arm = htw_hrtimer_arm,
+	.disarm = htw_hrtimer_disarm,
+};
+EXPORT_SYMBOL_IF_KUNIT(htw_hrtimer_clock);
+
 static void htw_start_hrtimer(struct htw_wheel *w, u64 tick)
 {
 	u64 at = htw_grid_tick_time(&w->grid, tick);
 
 	lockdep_assert_held(&w->arm_lock);
 	/* Beyond KTIME_MAX the clock never gets there: nothing to arm. */
-	if (w->manual || w->dying || at > KTIME_MAX)
+	if (w->dying || at > KTIME_MAX)
 		return;
-	hrtimer_start(&w->hrtimer, ns_to_ktime(at), HRTIMER_MODE_ABS_SOFT);
+	INDIRECT_CALL_1(w->clock->arm, htw_hrtimer_arm, w, at);
 }
 
 /* Make sure the hrtimer fires no later than the start of tick @point. */
@@ -91,9 +109,9 @@ static void htw_rearm(struct htw_wheel *w)
 	if (next < w->armed_tick) {
 		WRITE_ONCE(w->armed_tick, next);
 		htw_start_hrtimer(w, next);
-	} else if (w->armed_tick == U64_MAX && !w->manual) {
+	} else if (w->armed_tick == U64_MAX) {
 		/* Tickless: idle, or only timers beyond KTIME_MAX. */
-		hrtimer_try_to_cancel(&w->hrtimer);
+		w->clock->disarm(w);
 	}
 	spin_unlock_bh(&w->arm_lock);
 	if (w->table)
@@ -304,7 +322,7 @@ static void htw_trace_tick(struct htw_wheel *w, unsigned int budget,
 }
 
 /* One batch of a run; returns true when the run is complete. */
-static bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer)
+VISIBLE_IF_KUNIT bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer)
 {
 	unsigned int budget = HTW_BATCH, fired = 0;
 	bool done;
@@ -323,6 +341,7 @@ static bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer)
 		w->ready(w, w->owner);
 	return done;
 }
+EXPORT_SYMBOL_IF_KUNIT(htw_run_batch);
 
 /* Between two runs of one call: yield, and stop if the caller is killed. */
 static bool htw_step_killed(void)
@@ -332,12 +351,13 @@ static bool htw_step_killed(void)
 }
 
 /* A whole run, batch by batch, in process context. */
-static void htw_run_all(struct htw_wheel *w)
+VISIBLE_IF_KUNIT void htw_run_all(struct htw_wheel *w)
 {
 	might_sleep();
 	while (!htw_run_batch(w, false))
 		cond_resched();
 }
+EXPORT_SYMBOL_IF_KUNIT(htw_run_all);
 
 /* The rest of a run that one softirq invocation did not finish. */
 static void htw_run_work(struct work_struct *work)
@@ -360,11 +380,11 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 
 /* ---- the wheel operations that involve the hrtimer ---- */
 
-static struct htw_wheel *htw_tick_create(const struct htw_geometry *geo,
-					 htw_ready_fn ready, void *owner,
-					 gfp_t gfp, bool manual, u64 now)
+struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
+				   const struct htw_clock *clock,
+				   htw_ready_fn ready, void *owner, gfp_t gfp)
 {
-	struct htw_wheel *w = htw_wheel_alloc(geo, ready, owner, gfp, manual, now);
+	struct htw_wheel *w = htw_wheel_alloc(geo, clock, ready, owner, gfp);
 
 	if (IS_ERR(w))
 		return w;
@@ -378,22 +398,16 @@ static struct htw_wheel *htw_tick_create(const struct htw_geometry *geo,
 			  HRTIMER_MODE_ABS_SOFT);
 	return w;
 }
-
-struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
-				   htw_ready_fn ready, void *owner, gfp_t gfp)
-{
-	return htw_tick_create(geo, ready, owner, gfp, false, 0);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_create);
 
 /*
  * A wheel for a shared table of @entries slots: the geometry of @geo with
  * room for @entries timers and no quota (the caller charged them).
  */
-static struct htw_wheel *htw_table_create(const struct htw_geometry *geo,
-					  htw_ready_fn ready, void *owner,
-					  u32 entries, s64 offset, bool manual,
-					  u64 now)
+struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
+					 const struct htw_clock *clock,
+					 htw_ready_fn ready, void *owner,
+					 u32 entries, s64 offset)
 {
 	struct htw_geometry g = *geo;
 	struct htw_wheel *w;
@@ -401,7 +415,7 @@ static struct htw_wheel *htw_table_create(const struct htw_geometry *geo,
 
 	g.max_pending = entries;
 	g.quota = NULL;
-	w = htw_tick_create(&g, ready, owner, GFP_KERNEL_ACCOUNT, manual, now);
+	w = htw_wheel_create(&g, clock, ready, owner, GFP_KERNEL_ACCOUNT);
 	if (IS_ERR(w))
 		return w;
 	ret = htw_table_init(w, entries, offset);
@@ -411,14 +425,7 @@ static struct htw_wheel *htw_table_create(const struct htw_geometry *geo,
 	}
 	return w;
 }
-
-struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
-					 htw_ready_fn ready, void *owner,
-					 u32 entries, s64 offset)
-{
-	return htw_table_create(geo, ready, owner, entries, offset, false, 0);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_table);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_create_table);
 
 /*
  * Runs until the ring is empty, a ring's worth at most (a run takes a
@@ -434,7 +441,7 @@ u64 htw_wheel_table_enter(struct htw_wheel *wheel)
 		 !htw_step_killed());
 	return htw_table_taken(wheel) - before;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_table_enter);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_table_enter);
 
 /*
  * Synchronous: when this returns neither the callback nor the work runs,
@@ -458,7 +465,7 @@ void htw_wheel_destroy(struct htw_wheel *wheel)
 	htw_table_free(wheel);
 	htw_wheel_free(wheel);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_destroy);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_destroy);
 
 int htw_wheel_schedule(struct htw_wheel *wheel,
 		       const struct htw_timer_spec *spec, u64 *handle)
@@ -471,7 +478,7 @@ int htw_wheel_schedule(struct htw_wheel *wheel,
 		htw_arm_for(wheel, point);
 	return ret;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_schedule);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_schedule);
 
 enum htw_rearm_status htw_wheel_rearm(struct htw_wheel *wheel, u64 handle,
 				      u64 deadline_ns, unsigned int flags)
@@ -483,7 +490,7 @@ enum htw_rearm_status htw_wheel_rearm(struct htw_wheel *wheel, u64 handle,
 	htw_arm_for(wheel, point);
 	return ret;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_rearm);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_rearm);
 
 void htw_wheel_consume_ready(struct htw_wheel *wheel,
 			     const struct htw_wheel_expiry *recs, size_t n)
@@ -498,21 +505,22 @@ void htw_wheel_consume_ready(struct htw_wheel *wheel,
 	spin_unlock_bh(&wheel->tick_lock);
 	htw_free_list(wheel, done);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_consume_ready);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_consume_ready);
 
 /*
  * Expiry processing stops while a drain runs (htw_advance() returns at
  * once), so that no timer moves from a bucket the drain has not reached
  * to one it has passed.
  */
-static void htw_pause(struct htw_wheel *w)
+VISIBLE_IF_KUNIT void htw_pause(struct htw_wheel *w)
 {
 	spin_lock_bh(&w->tick_lock);
 	WRITE_ONCE(w->paused, w->paused + 1);
 	spin_unlock_bh(&w->tick_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(htw_pause);
 
-static void htw_resume(struct htw_wheel *w)
+VISIBLE_IF_KUNIT void htw_resume(struct htw_wheel *w)
 {
 	spin_lock_bh(&w->tick_lock);
 	WRITE_ONCE(w->paused, w->paused - 1);
@@ -523,6 +531,7 @@ static void htw_resume(struct htw_wheel *w)
 	}
 	spin_unlock_bh(&w->tick_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(htw_resume);
 
 size_t htw_wheel_drain(struct htw_wheel *wheel,
 		       struct htw_wheel_unexpired *out, size_t max)
@@ -536,54 +545,4 @@ size_t htw_wheel_drain(struct htw_wheel *wheel,
 	htw_resume(wheel);
 	return n;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_drain);
-
-/* ---- test hooks ---- */
-
-#ifdef HTW_TEST_HOOKS
-struct htw_wheel *htw_wheel_create_manual(const struct htw_geometry *geo,
-					  htw_ready_fn ready, void *owner,
-					  u64 start_ns)
-{
-	return htw_tick_create(geo, ready, owner, GFP_KERNEL, true, start_ns);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_manual);
-
-struct htw_wheel *htw_wheel_create_table_manual(const struct htw_geometry *geo,
-						htw_ready_fn ready, void *owner,
-						u32 entries, u64 start_ns)
-{
-	return htw_table_create(geo, ready, owner, entries, 0, true, start_ns);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_create_table_manual);
-
-void htw_wheel_run_tick(struct htw_wheel *wheel)
-{
-	htw_run_all(wheel);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_run_tick);
-
-bool htw_wheel_run_batch(struct htw_wheel *w)
-{
-	return htw_run_batch(w, false);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_run_batch);
-
-u64 htw_wheel_armed_tick(struct htw_wheel *w)
-{
-	return READ_ONCE(w->armed_tick);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_armed_tick);
-
-void htw_wheel_hold(struct htw_wheel *w)
-{
-	htw_pause(w);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_hold);
-
-void htw_wheel_release(struct htw_wheel *w)
-{
-	htw_resume(w);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_release);
-#endif
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_drain);

@@ -12,14 +12,19 @@
 
 #include "htw_wheel.h"
 
+/* The clock of the device's wheels: ktime and an hrtimer per wheel. */
+extern const struct htw_clock htw_hrtimer_clock;
+
 /*
  * htw_wheel_create() normalises a copy of @geo (htw_geometry_normalise())
- * and returns the wheel or ERR_PTR(-EINVAL or -ENOMEM), never NULL.
+ * and returns the wheel or ERR_PTR(-EINVAL or -ENOMEM), never NULL; the
+ * wheel runs on @clock, htw_hrtimer_clock unless a suite brings its own.
  * htw_wheel_destroy() stops the hrtimer and the run work synchronously,
  * then frees every timer and record; it must not race with any other call
  * on the wheel, and may sleep (it frees a batch at a time).
  */
 struct htw_wheel *htw_wheel_create(const struct htw_geometry *geo,
+				   const struct htw_clock *clock,
 				   htw_ready_fn ready, void *owner, gfp_t gfp);
 void htw_wheel_destroy(struct htw_wheel *wheel);
 
@@ -64,6 +69,7 @@ enum htw_rearm_status htw_wheel_rearm(struct htw_wheel *wheel, u64 handle,
  * cancel, re-arm, read and drain are not for it.
  */
 struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
+					 const struct htw_clock *clock,
 					 htw_ready_fn ready, void *owner,
 					 u32 entries, s64 offset);
 /*
@@ -84,5 +90,18 @@ void htw_wheel_consume_ready(struct htw_wheel *wheel,
  */
 size_t htw_wheel_drain(struct htw_wheel *wheel,
 		       struct htw_wheel_unexpired *out, size_t max);
+
+#ifdef HTW_TEST_BUILD
+/* One batch of a run, as the hrtimer's would; true when it is complete. */
+bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer);
+/* A whole run now, in process context: may sleep. */
+void htw_run_all(struct htw_wheel *w);
+/*
+ * Hold expiry processing, as a drain does, and let it go, which arms for
+ * the earliest due tick: a backlog built meanwhile expires at once.
+ */
+void htw_pause(struct htw_wheel *w);
+void htw_resume(struct htw_wheel *w);
+#endif
 
 #endif /* _HTW_TICK_H */

@@ -10,6 +10,7 @@
  */
 #include <linux/bitmap.h>
 #include <linux/bitops.h>
+#include <linux/indirect_call_wrapper.h>
 #include <linux/math64.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -22,16 +23,17 @@
 #include "htw_limits.h"
 #include "htw_trace.h"
 
-#ifdef HTW_KUNIT_PROBES
-/* Timers allocated by every wheel, for the suites' leak checks only. */
-static DEFINE_PER_CPU(long, htw_timers_live);
-static inline void htw_count_live(long d)
+/*
+ * Between htw_timer_is()'s reads of a timer (@step 0: after the first read
+ * of ->handle, 1: after ->where): nothing in the shipped module; in a test
+ * build, a point where a KUnit suite plays a racing CPU's writes,
+ * deterministically, with a static stub.
+ */
+VISIBLE_IF_KUNIT void htw_identity_race(struct htw_timer *t, unsigned int step)
 {
-	this_cpu_add(htw_timers_live, d);
+	KUNIT_STATIC_STUB_REDIRECT(htw_identity_race, t, step);
 }
-#else
-static inline void htw_count_live(long d) { }
-#endif
+EXPORT_SYMBOL_IF_KUNIT(htw_identity_race);
 
 /*
  * Timers live in chunks of HTW_IDS_PER_CHUNK, one per object of this
@@ -61,7 +63,7 @@ void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
 {
 	*geo = wheel->geo;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_geometry);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_geometry);
 
 u64 htw_clock_now(clockid_t clockid)
 {
@@ -69,15 +71,18 @@ u64 htw_clock_now(clockid_t clockid)
 		return ktime_get_boottime_ns();
 	return ktime_get_ns();
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_clock_now);
+EXPORT_SYMBOL_IF_KUNIT(htw_clock_now);
+
+u64 htw_hrtimer_now(const struct htw_wheel *w)
+{
+	return htw_clock_now(w->geo.clockid);
+}
 
 u64 htw_wheel_now(const struct htw_wheel *wheel)
 {
-	if (wheel->manual)
-		return READ_ONCE(wheel->manual_now);
-	return htw_clock_now(wheel->geo.clockid);
+	return INDIRECT_CALL_1(wheel->clock->now, htw_hrtimer_now, wheel);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_now);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_now);
 
 /* ---- links ---- */
 
@@ -250,12 +255,12 @@ static bool htw_timer_is(struct htw_timer *t, u64 handle, u32 where)
 {
 	if (READ_ONCE(t->handle) != handle)
 		return false;
-	htw_identity_probe(t, 0);
+	htw_identity_race(t, 0);
 	/* Pairs with the ordering of htw_handle_get() and htw_link_locked(). */
 	smp_rmb();
 	if (READ_ONCE(t->where) != where)
 		return false;
-	htw_identity_probe(t, 1);
+	htw_identity_race(t, 1);
 	/* Pairs with the smp_wmb() of the object's next owner. */
 	smp_rmb();
 	return READ_ONCE(t->handle) == handle;
@@ -288,7 +293,6 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 		htw_quota_uncharge(w->geo.quota);
 		return t;
 	}
-	htw_count_live(1);
 	return t;
 }
 
@@ -296,7 +300,6 @@ static struct htw_timer *htw_timer_alloc(struct htw_wheel *w)
 static void htw_timer_release(struct htw_wheel *w)
 {
 	htw_quota_uncharge(w->geo.quota);
-	htw_count_live(-1);
 }
 
 /* Cancel treats a timer marked HTW_FREE as gone (UNKNOWN). */
@@ -394,7 +397,7 @@ int htw_spec_check(const struct htw_geometry *geo,
 		return -EINVAL;
 	return 0;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_spec_check);
+EXPORT_SYMBOL_IF_KUNIT(htw_spec_check);
 
 /*
  * htw_wheel_schedule() without the arming: *@point is where the hrtimer
@@ -540,7 +543,7 @@ enum htw_cancel_status htw_wheel_cancel(struct htw_wheel *wheel, u64 handle)
 		}
 	}
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_cancel);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_cancel);
 
 void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 {
@@ -549,7 +552,7 @@ void htw_wheel_unschedule(struct htw_wheel *wheel, u64 handle)
 	htw_count(wheel, HTW_C_CANCELLED, -1);
 	htw_count(wheel, HTW_C_SCHEDULED, -1);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_unschedule);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_unschedule);
 
 /* ---- re-arm ---- */
 
@@ -827,7 +830,7 @@ size_t htw_wheel_peek_ready(struct htw_wheel *wheel,
 	spin_unlock_bh(&wheel->ready_lock);
 	return n;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_peek_ready);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_peek_ready);
 
 /*
  * Put a delivered periodic timer back on its own grid: the next deadline
@@ -893,7 +896,7 @@ bool htw_wheel_has_ready(struct htw_wheel *wheel)
 {
 	return READ_ONCE(wheel->ready_first);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_has_ready);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_has_ready);
 
 /* ---- drain ---- */
 
@@ -1029,7 +1032,7 @@ void htw_wheel_get_stats(struct htw_wheel *wheel, struct htw_wheel_stats *st)
 	memcpy(st->late_hist, wheel->late_hist, sizeof(st->late_hist));
 	spin_unlock_bh(&wheel->tick_lock);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_get_stats);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_get_stats);
 
 /* ---- create and free ---- */
 
@@ -1064,15 +1067,12 @@ static void htw_wheel_free_mem(struct htw_wheel *w)
  * (as the kernel's own timers sit on jiffies): anchored at the creation
  * instant instead, every "now + whole ticks" timer scheduled right after
  * it (a wheel is created by its first schedule) would land a hair after a
- * tick boundary and wait a whole tick.  A manual (test) clock starts at
- * the instant it was given, which the KUnit suites rely on.
+ * tick boundary and wait a whole tick.
  */
 static u64 htw_grid_base(const struct htw_wheel *w)
 {
 	u64 now = htw_wheel_now(w), rem;
 
-	if (w->manual)
-		return now;
 	div64_u64_rem(now, w->geo.tick_ns, &rem);
 	return now - rem;
 }
@@ -1082,8 +1082,8 @@ static u64 htw_grid_base(const struct htw_wheel *w)
  * for a geometry htw_geometry_normalise() refuses, or -ENOMEM.
  */
 struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
-				  htw_ready_fn ready, void *owner, gfp_t gfp,
-				  bool manual, u64 now)
+				  const struct htw_clock *clock,
+				  htw_ready_fn ready, void *owner, gfp_t gfp)
 {
 	struct htw_wheel *w;
 
@@ -1100,8 +1100,7 @@ struct htw_wheel *htw_wheel_alloc(const struct htw_geometry *geo,
 	}
 	w->ready = ready;
 	w->owner = owner;
-	w->manual = manual;
-	w->manual_now = now;
+	w->clock = clock;
 	htw_grid_init(&w->grid, &w->geo, htw_grid_base(w));
 	spin_lock_init(&w->tick_lock);
 	spin_lock_init(&w->ready_lock);
@@ -1168,17 +1167,11 @@ size_t htw_wheel_footprint(const struct htw_geometry *geo)
 	       num_possible_cpus() * sizeof(struct htw_wheel_counts) +
 	       htw_handles_footprint(g.max_pending);
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_footprint);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_footprint);
 
-/* ---- test hooks ---- */
+/* ---- for the suites ---- */
 
-#ifdef HTW_TEST_HOOKS
-void htw_wheel_set_now(struct htw_wheel *w, u64 now_ns)
-{
-	WRITE_ONCE(w->manual_now, now_ns);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_set_now);
-
+#ifdef HTW_TEST_BUILD
 int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 {
 	struct htw_timer *t;
@@ -1199,44 +1192,5 @@ int htw_wheel_inspect(struct htw_wheel *w, u64 handle, struct htw_placement *p)
 	spin_unlock_bh(&w->tick_lock);
 	return ret;
 }
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_inspect);
-
-u64 htw_wheel_tick_time(const struct htw_wheel *w, u64 tick)
-{
-	return htw_grid_tick_time(&w->grid, tick);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_tick_time);
-
-void htw_ids_age(struct htw_wheel *w, u64 gen)
-{
-	htw_handles_age(&w->handles, gen);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_ids_age);
-
-/*
- * The timers' memory: chunks are allocated on demand, so
- * htw_wheel_footprint() leaves them out.
- */
-size_t htw_wheel_timer_bytes(struct htw_wheel *w)
-{
-	return htw_handles_chunk_bytes(&w->handles);
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_wheel_timer_bytes);
-
-#endif /* HTW_TEST_HOOKS */
-
-#ifdef HTW_KUNIT_PROBES
-long htw_timers_allocated(void)
-{
-	long n = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		n += per_cpu(htw_timers_live, cpu);
-	return n;
-}
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_timers_allocated);
-
-void (*htw_identity_hook)(struct htw_timer *t, unsigned int step);
-EXPORT_SYMBOL_IF_HTW_TESTS(htw_identity_hook);
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_inspect);
 #endif

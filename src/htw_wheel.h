@@ -99,6 +99,36 @@ void htw_wheel_geometry(const struct htw_wheel *wheel, struct htw_geometry *geo)
  */
 size_t htw_wheel_footprint(const struct htw_geometry *geo);
 
+#ifdef HTW_TEST_BUILD
+/* Where a timer is, as htw_wheel_inspect() reports it. */
+struct htw_placement {
+	u32 state;		/* enum htw_state (htw_internal.h) */
+	u32 level;
+	u32 index;		/* bucket within the level */
+	u64 expires;		/* tick index */
+};
+
+/* For the suites: where the timer of @handle is; -ENOENT if nowhere. */
+int htw_wheel_inspect(struct htw_wheel *wheel, u64 handle,
+		      struct htw_placement *p);
+#endif
+
+/*
+ * A wheel's clock, passed in when it is created: the time, and the
+ * wake-ups of its tick.  The device's wheels run on htw_hrtimer_clock
+ * (htw_tick.h): ktime of the geometry's clockid and the wheel's hrtimer.
+ * A KUnit suite passes a clock of its own, whose time it sets and whose
+ * wake-ups it only records, to check placement and firing exactly.
+ */
+struct htw_clock {
+	/* The time now, in ns of the wheel's geo.clockid. */
+	u64 (*now)(const struct htw_wheel *wheel);
+	/* Wake the wheel's tick at @at ns of that clock; never early. */
+	void (*arm)(struct htw_wheel *wheel, u64 at);
+	/* Nothing to wake for any more (the wheel is idle). */
+	void (*disarm)(struct htw_wheel *wheel);
+};
+
 u64 htw_wheel_now(const struct htw_wheel *wheel);
 /* The time on @clockid as wheels on that clock see it. */
 u64 htw_clock_now(clockid_t clockid);

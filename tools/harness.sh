@@ -134,32 +134,18 @@ htw_build_modules() {
 
 # ---- what the shipped module holds ----
 
-# The names of the test hooks: every function and probe the headers of
-# src/ declare for the test builds alone (the blocks under HTW_TEST_HOOKS,
-# HTW_KUNIT_PROBES or CONFIG_HTWHEEL_KUNIT_TEST, comments left out), one a
-# line.
-htw_test_hook_names() {
-	awk '/^#if(def)? .*(HTW_TEST_HOOKS|HTW_KUNIT_PROBES|CONFIG_HTWHEEL_KUNIT_TEST)/ { on = 1; next }
-	     /^#(else|endif)/ { on = 0 }
-	     /^[ \t]*(\/\*|\*)/ { next }
-	     on' "$HTW_TOP"/src/*.h |
-		grep -oE 'htw_[a-z0-9_]+\)?\(' | tr -d '()' | sort -u
-}
-
 # htw_shipped_faults KO: print one line for each thing a shipped htwheel.ko
 # must not hold, whatever the kernel it was built for: an exported symbol
-# (only test builds export, src/htw_compat.h), a test hook
-# (htw_test_hook_names), KUnit suites.  Prints nothing for a clean module.
+# (only test builds export: VISIBLE_IF_KUNIT, EXPORT_SYMBOL_IF_KUNIT in
+# src/htw_compat.h), a hook into KUnit (a static stub,
+# KUNIT_STATIC_STUB_REDIRECT, reads kunit_running and calls KUnit), KUnit
+# suites.  Prints nothing for a clean module.
 htw_shipped_faults() {
-	local ko=$1 hooks
-	hooks=$(htw_test_hook_names)
-	[ -n "$hooks" ] || { echo "no test hooks found in src/*.h to look for"; return 0; }
-	nm "$ko" | awk 'NR == FNR { hook[$1] = 1; next }
-		($NF in hook) && !seen[$NF]++ { print "htwheel.ko has the test hook " $NF }' \
-		<(printf '%s\n' "$hooks") -
+	local ko=$1
+	nm "$ko" | sed -n 's/.* __ksymtab_\(.*\)/htwheel.ko exports \1 (only test builds may)/p'
+	nm -u "$ko" | sed -n 's/.* U \(.*kunit.*\)/htwheel.ko hooks into KUnit: uses \1/p'
 	readelf -S -W "$ko" | grep -q '\.kunit_test_suites' &&
 		echo "htwheel.ko has KUnit suites (.kunit_test_suites)"
-	nm "$ko" | sed -n 's/.* __ksymtab_\(.*\)/htwheel.ko exports \1 (only test builds may)/p'
 	return 0
 }
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The module DKMS builds is the shipped one even for a kernel built with
-# CONFIG_KUNIT: no test hooks, no exports, no KUnit suites.  What decides
-# is the test build's own flag (HTW_KUNIT=1, for which Kbuild sets
-# CONFIG_HTWHEEL_KUNIT_TEST), never the kernel's CONFIG_KUNIT.
+# CONFIG_KUNIT: no exports, no hooks into KUnit (static stubs), no KUnit
+# suites.  What decides is the test build's own flag (HTW_KUNIT=1, for
+# which Kbuild defines HTW_TEST_BUILD), never the kernel's CONFIG_KUNIT.
 #
 #   tests/harness/shipped_module_test.sh [FLAVOUR]
 #
@@ -84,7 +84,7 @@ if [ -f "$test_ko" ]; then
 	faults=$(htw_shipped_faults "$test_ko")
 	result test_build_has_them < <(
 		grep -q ' exports ' <<<"$faults" || echo "$test_ko: no export found"
-		grep -q ' test hook ' <<<"$faults" || echo "$test_ko: no test hook found")
+		grep -q ' hooks into KUnit' <<<"$faults" || echo "$test_ko: no hook into KUnit found")
 else
 	result test_build_has_them <<<"no test build $test_ko (tools/uml/module.sh $flavour)"
 fi

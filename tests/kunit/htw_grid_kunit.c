@@ -75,7 +75,7 @@ static void htwheel_geometry_rejects(struct kunit *test)
 			geo.clockid = CLOCK_MONOTONIC;
 		KUNIT_EXPECT_EQ_MSG(test, htw_geometry_normalise(&geo), -EINVAL,
 				    "case %zu", i);
-		w = htw_wheel_create(&geo, NULL, NULL, GFP_KERNEL);
+		w = htw_wheel_create(&geo, &htw_hrtimer_clock, NULL, NULL, GFP_KERNEL);
 		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR_OR_ZERO(w), -EINVAL, "case %zu", i);
 		if (!IS_ERR_OR_NULL(w))
 			htw_wheel_destroy(w);
@@ -157,7 +157,7 @@ static void htwheel_placement_350ms_in_slot_4(struct kunit *test)
 	h = htw_t_sched(test, w, 1, 350 * MS, 0, 0);
 	/* level 0 is the "0 rounds" wheel: bucket 4, fires at tick 4 */
 	htw_t_expect_at(test, w, h, HTW_PENDING, 0, 4);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 4);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 4);
 	htw_t_at(w, 399 * MS);
 	KUNIT_EXPECT_FALSE(test, htw_wheel_has_ready(w));
 	htw_t_at(w, 400 * MS);
@@ -182,14 +182,14 @@ static void htwheel_placement_900ms_one_round(struct kunit *test)
 	htw_t_at(w, 200 * MS);		/* the wheel is at slot 2 */
 	h = htw_t_sched(test, w, 9, 200 * MS + 900 * MS, 0, 0);
 	htw_t_expect_at(test, w, h, HTW_PENDING, 1, 1);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 8);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 8);
 	for (tick = 3; tick < 8; tick++) {
 		htw_t_at(w, tick * 100 * MS);
 		htw_t_expect_at(test, w, h, HTW_PENDING, 1, 1);
 	}
 	htw_t_at(w, 800 * MS);
 	htw_t_expect_at(test, w, h, HTW_PENDING, 0, 3);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 11);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 11);
 	htw_t_at(w, 1100 * MS - 1);
 	KUNIT_EXPECT_FALSE(test, htw_wheel_has_ready(w));
 	htw_t_at(w, 1100 * MS);
@@ -270,7 +270,7 @@ static void htwheel_placement_level_boundaries(struct kunit *test)
 	/* Visit each expiry tick, and 1 ns before it: exactly its timers fire. */
 	for (i = 0; i < n; i++) {
 		u64 e = htw_t_ceil_div(deadlines[i], geo.tick_ns);
-		u64 at = htw_wheel_tick_time(w, e);
+		u64 at = htw_grid_tick_time(&(w)->grid, e);
 		u32 want = 0, got;
 
 		if (e == prev_e)
@@ -344,7 +344,7 @@ static u64 htw_t_random_deadline(struct rnd_state *rnd, u64 start, u64 tick,
 static void htwheel_sweep_random(struct kunit *test)
 {
 	const struct htw_geo_case *c = test->param_value;
-	const u64 start = 1000 * c->tick_ns + 12345;
+	const u64 start = 1000 * c->tick_ns;
 	struct htw_wheel_expiry *recs;
 	struct htw_wheel_stats st;
 	struct rnd_state rnd;
@@ -363,7 +363,7 @@ static void htwheel_sweep_random(struct kunit *test)
 	prandom_seed_state(&rnd, 0x4854570000ULL + c->tick_ns + c->slots);
 	w = htw_t_manual(test, c->tick_ns, c->slots, HTW_SWEEP_N, start);
 	htw_wheel_geometry(w, &geo);
-	/* the grid starts at creation time: tick k is start + k * tick */
+	/* the grid is on multiples of the tick: tick k is start + k * tick */
 	for (i = 0; i < HTW_SWEEP_N; i++) {
 		u64 d = htw_t_random_deadline(&rnd, start, c->tick_ns, geo.slots);
 
@@ -372,7 +372,7 @@ static void htwheel_sweep_random(struct kunit *test)
 		htw_t_sched(test, w, i, d, 0, 0);
 	}
 	for (;;) {
-		armed = htw_wheel_armed_tick(w);
+		armed = READ_ONCE((w)->armed_tick);
 		min_due = U64_MAX;
 		for (i = 0; i < HTW_SWEEP_N; i++)
 			if (deadline[i] != 0)
@@ -380,7 +380,7 @@ static void htwheel_sweep_random(struct kunit *test)
 		KUNIT_ASSERT_LE(test, armed, min_due);
 		if (armed == U64_MAX)
 			break;
-		at = htw_wheel_tick_time(w, armed);
+		at = htw_grid_tick_time(&(w)->grid, armed);
 		if (at == U64_MAX)
 			break;
 		htw_t_at(w, at);
@@ -402,7 +402,7 @@ static void htwheel_sweep_random(struct kunit *test)
 		}
 	}
 	for (i = 0; i < HTW_SWEEP_N; i++)
-		if (deadline[i] && htw_wheel_tick_time(w, due[i]) == U64_MAX)
+		if (deadline[i] && htw_grid_tick_time(&(w)->grid, due[i]) == U64_MAX)
 			unreachable++;
 	htw_t_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, fired + unreachable, HTW_SWEEP_N);
@@ -447,8 +447,8 @@ static void htwheel_slack_coalesces(struct kunit *test)
 		for (i = 0; i < n; i++)
 			htw_t_sched(test, w, i, (100 + i) * tick - tick / 2, 0, slack);
 		got = 0;
-		while (htw_wheel_armed_tick(w) != U64_MAX) {
-			htw_t_at(w, htw_wheel_tick_time(w, htw_wheel_armed_tick(w)));
+		while (READ_ONCE((w)->armed_tick) != U64_MAX) {
+			htw_t_at(w, htw_grid_tick_time(&(w)->grid, READ_ONCE((w)->armed_tick)));
 			got += htw_t_take(test, w, rec + got, n - got);
 		}
 		KUNIT_ASSERT_EQ(test, got, n);
@@ -488,9 +488,9 @@ static void htwheel_slack_beyond_31_bits(struct kunit *test)
 			HTW_WHEEL_REARM_PENDING);
 	KUNIT_ASSERT_EQ(test, htw_wheel_inspect(w, h, &p), 0);
 	KUNIT_EXPECT_EQ(test, p.expires, 2 * top);
-	htw_t_at(w, htw_wheel_tick_time(w, 2 * top) - 1);
+	htw_t_at(w, htw_grid_tick_time(&(w)->grid, 2 * top) - 1);
 	KUNIT_EXPECT_EQ(test, htw_t_take(test, w, &rec, 1), 0);
-	htw_t_at(w, htw_wheel_tick_time(w, 2 * top));
+	htw_t_at(w, htw_grid_tick_time(&(w)->grid, 2 * top));
 	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, &rec, 1), 1);
 	KUNIT_EXPECT_EQ(test, rec.handle, h);
 }

@@ -14,7 +14,6 @@
 
 #include "htw_kunit.h"
 #include "htw_handles.h"
-#include "htw_test_hooks.h"
 
 #define HTW_H_KEY	0x9e3779b97f4a7c15ULL
 

@@ -53,13 +53,13 @@ static void htw_race_run(struct kunit *test, unsigned int step, u64 forged)
 	memset(&htw_race, 0, sizeof(htw_race));
 	htw_race.step = step;
 	htw_race.forged = forged;
-	WRITE_ONCE(htw_identity_hook, htw_race_hook);
+	kunit_activate_static_stub(test, htw_identity_race, htw_race_hook);
 }
 
 /* Undo the forged write, so that the wheel is whole again. */
 static void htw_race_end(struct kunit *test)
 {
-	WRITE_ONCE(htw_identity_hook, NULL);
+	kunit_deactivate_static_stub(test, htw_identity_race);
 	KUNIT_ASSERT_EQ(test, htw_race.calls, 1);
 	KUNIT_ASSERT_NOT_NULL(test, htw_race.victim);
 	WRITE_ONCE(htw_race.victim->handle, htw_race.original);
@@ -205,7 +205,7 @@ static void htwheel_handles_generation_end(struct kunit *test)
 	/* The table's first chunk exists once one timer was scheduled. */
 	prime = htw_t_sched(test, w, 0, 5 * MS, 0, 0);
 	KUNIT_ASSERT_EQ(test, htw_wheel_cancel(w, prime), HTW_WHEEL_CANCEL_OK);
-	htw_ids_age(w, HTW_GEN_MAX - 1);
+	htw_handles_age(&(w)->handles, HTW_GEN_MAX - 1);
 	for (i = 0; i < n; i++) {
 		h[i] = htw_t_sched(test, w, i, 5 * MS, 0, 0);
 		KUNIT_ASSERT_EQ(test, htw_wheel_cancel(w, h[i]), HTW_WHEEL_CANCEL_OK);

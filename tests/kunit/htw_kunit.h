@@ -13,6 +13,7 @@
 #ifndef _HTW_KUNIT_H
 #define _HTW_KUNIT_H
 
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 
 #include "htw_internal.h"
@@ -26,6 +27,10 @@ void htw_t_destroy_action(void *wheel);
 
 int htw_t_high_res(struct kunit_suite *suite);
 struct htw_geometry htw_t_geo(u64 tick_ns, u32 slots, u64 max_pending);
+
+/* A clock whose time the test sets (htw_t_set_now()); lives as the test. */
+const struct htw_clock *htw_t_clock(struct kunit *test, u64 start_ns);
+void htw_t_set_now(struct htw_wheel *w, u64 now_ns);
 
 /* A manual-clock wheel destroyed when the test ends. */
 struct htw_wheel *htw_t_manual(struct kunit *test, u64 tick_ns, u32 slots,

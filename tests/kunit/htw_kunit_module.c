@@ -22,7 +22,6 @@
 
 MODULE_DESCRIPTION("KUnit suites for htwheel");
 MODULE_LICENSE("GPL");
-MODULE_IMPORT_NS(HTWHEEL);
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 /* The wheel goes when the test ends, passed or not. */
@@ -42,6 +41,49 @@ struct htw_geometry htw_t_geo(u64 tick_ns, u32 slots, u64 max_pending)
 }
 
 /*
+ * A suite's clock (struct htw_clock): its time is what the test sets, and
+ * a wake-up is only the armed_tick the wheel records; it never arms an
+ * hrtimer.  It lives as long as the test, and so outlives its wheels.
+ */
+struct htw_t_clock {
+	struct htw_clock clock;
+	u64 now;
+};
+
+static u64 htw_t_clock_now(const struct htw_wheel *w)
+{
+	return READ_ONCE(container_of(w->clock, struct htw_t_clock, clock)->now);
+}
+
+static void htw_t_clock_arm(struct htw_wheel *w, u64 at)
+{
+}
+
+static void htw_t_clock_disarm(struct htw_wheel *w)
+{
+}
+
+const struct htw_clock *htw_t_clock(struct kunit *test, u64 start_ns)
+{
+	struct htw_t_clock *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	c->clock = (struct htw_clock) {
+		.now = htw_t_clock_now,
+		.arm = htw_t_clock_arm,
+		.disarm = htw_t_clock_disarm,
+	};
+	c->now = start_ns;
+	return &c->clock;
+}
+
+/* Set the time of @w's clock, one of htw_t_clock()'s. */
+void htw_t_set_now(struct htw_wheel *w, u64 now_ns)
+{
+	WRITE_ONCE(container_of(w->clock, struct htw_t_clock, clock)->now, now_ns);
+}
+
+/*
  * A manual-clock wheel destroyed when the test ends: its clock only moves
  * when the test sets it and it never arms its hrtimer, so placement,
  * cascading, arming and expiry are checked exactly and fast.
@@ -52,7 +94,7 @@ struct htw_wheel *htw_t_manual(struct kunit *test, u64 tick_ns, u32 slots,
 	struct htw_geometry geo = htw_t_geo(tick_ns, slots, max_pending);
 	struct htw_wheel *w;
 
-	w = htw_wheel_create_manual(&geo, NULL, NULL, start_ns);
+	w = htw_wheel_create(&geo, htw_t_clock(test, start_ns), NULL, NULL, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(w));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action, w), 0);
 	return w;
@@ -77,8 +119,8 @@ int htw_t_high_res(struct kunit_suite *suite)
 /* Move the manual clock to @now_ns and run the tick there. */
 void htw_t_at(struct htw_wheel *w, u64 now_ns)
 {
-	htw_wheel_set_now(w, now_ns);
-	htw_wheel_run_tick(w);
+	htw_t_set_now(w, now_ns);
+	htw_run_all(w);
 }
 
 /* Schedule a timer that must be accepted; returns its handle. */

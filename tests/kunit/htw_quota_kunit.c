@@ -15,7 +15,6 @@
 
 #include "htw_kunit.h"
 #include "htw_limits.h"
-#include "htw_test_hooks.h"
 
 /* Uids no task of the test boot uses. */
 #define HTW_T_UID(n)	KUIDT_INIT(0x7ff00000 + (n))

@@ -283,11 +283,11 @@ static void htwheel_rearm_past_deadline(struct kunit *test)
 	struct htw_placement p;
 
 	htw_t_at(w, 50 * MS);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 64);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 64);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, a, 10 * MS, 0), HTW_WHEEL_REARM_PENDING);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 51);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 51);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, b, U64_MAX, 0), HTW_WHEEL_REARM_PENDING);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 51);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 51);
 	htw_r_step(test, w, 51 * MS, 150 * MS, log);
 	htw_r_expect_fired(test, log, 1, a, 51, 10 * MS);
 	KUNIT_EXPECT_EQ(test, log->fires[2], 0);
@@ -308,22 +308,22 @@ static void htwheel_rearm_arms_earlier(struct kunit *test)
 	u64 a = htw_t_sched(test, w, 1, 50 * MS, 0, 0);
 	u64 b = htw_t_sched(test, w, 2, 60 * MS, 0, 0);
 
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 50);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 50);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, a, 10 * MS, 0), HTW_WHEEL_REARM_PENDING);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 10);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 10);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, b, 5 * MS, 0), HTW_WHEEL_REARM_PENDING);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 5);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 5);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, b, 80 * MS, 0), HTW_WHEEL_REARM_PENDING);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 5);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 5);
 	htw_t_at(w, 5 * MS);
 	KUNIT_EXPECT_FALSE(test, htw_wheel_has_ready(w));
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 10);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 10);
 	htw_t_at(w, 10 * MS);
 	KUNIT_EXPECT_EQ(test, htw_r_read(test, w, log), 1);
 	/* 70 ticks away: level 1, visited at the start of its period, 64 */
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 64);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 64);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, b, 30 * MS, 0), HTW_WHEEL_REARM_PENDING);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 30);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 30);
 	htw_r_step(test, w, 11 * MS, 90 * MS, log);
 	htw_r_expect_fired(test, log, 2, b, 30, 30 * MS);
 }
@@ -340,19 +340,19 @@ static void htwheel_rearm_real_clock_arms_earlier(struct kunit *test)
 	u64 now, h, far, near, deadline;
 	int i;
 
-	w = htw_wheel_create(&geo, NULL, NULL, GFP_KERNEL);
+	w = htw_wheel_create(&geo, &htw_hrtimer_clock, NULL, NULL, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(w));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action, w), 0);
 	now = htw_wheel_now(w);
 	h = htw_t_sched(test, w, 1, now + 10 * NSEC_PER_SEC, 0, 0);
-	far = htw_wheel_armed_tick(w);
-	KUNIT_EXPECT_GT(test, htw_wheel_tick_time(w, far), now + 9 * NSEC_PER_SEC);
+	far = READ_ONCE((w)->armed_tick);
+	KUNIT_EXPECT_GT(test, htw_grid_tick_time(&(w)->grid, far), now + 9 * NSEC_PER_SEC);
 	deadline = now + 30 * MS;
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, deadline, 0), HTW_WHEEL_REARM_PENDING);
-	near = htw_wheel_armed_tick(w);
+	near = READ_ONCE((w)->armed_tick);
 	KUNIT_EXPECT_LT(test, near, far);
-	KUNIT_EXPECT_GE(test, htw_wheel_tick_time(w, near), deadline);
-	KUNIT_EXPECT_LT(test, htw_wheel_tick_time(w, near), deadline + MS);
+	KUNIT_EXPECT_GE(test, htw_grid_tick_time(&(w)->grid, near), deadline);
+	KUNIT_EXPECT_LT(test, htw_grid_tick_time(&(w)->grid, near), deadline + MS);
 	for (i = 0; i < 400 && !htw_wheel_has_ready(w); i++)
 		usleep_range(5000, 10000);
 	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, &rec, 1), 1);
@@ -394,21 +394,21 @@ static void htwheel_rearm_stopped_run(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	for (i = 0; i < n; i++)
 		h[i] = htw_t_sched(test, w, i, 10 * MS, 0, 0);
-	htw_wheel_set_now(w, 10 * MS);
-	KUNIT_ASSERT_FALSE(test, htw_wheel_run_batch(w));
+	htw_t_set_now(w, 10 * MS);
+	KUNIT_ASSERT_FALSE(test, htw_run_batch(w, false));
 	KUNIT_ASSERT_EQ(test, htw_r_pending(test, w, h, n, rest, 2), 2);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h[rest[0]], 20 * MS, 0),
 			HTW_WHEEL_REARM_PENDING);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h[rest[1]], 10 * MS, 0),
 			HTW_WHEEL_REARM_PENDING);
 	read = htw_r_read(test, w, log);
-	while (!htw_wheel_run_batch(w))
+	while (!htw_run_batch(w, false))
 		read += htw_r_read(test, w, log);
 	read += htw_r_read(test, w, log);
 	KUNIT_EXPECT_EQ(test, read, n - 2);
 	KUNIT_EXPECT_EQ(test, log->fires[rest[0]], 0);
 	/* Placed while tick 10 was open: after it, so at 11 at the latest. */
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 11);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 11);
 	htw_r_step(test, w, 11 * MS, 25 * MS, log);
 	htw_r_expect_fired(test, log, rest[0], h[rest[0]], 20, 20 * MS);
 	KUNIT_EXPECT_EQ(test, log->fires[rest[1]], 1);
@@ -478,7 +478,7 @@ static void htwheel_rearm_ready_one_shot(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, htw_wheel_inspect(w, h, &p), 0);
 	KUNIT_EXPECT_EQ(test, p.state, HTW_READY);
 	htw_r_expect_counts(test, w, 0, 1);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), U64_MAX);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), U64_MAX);
 
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 20 * MS, HTW_WHEEL_REARM_WITHDRAW),
 			HTW_WHEEL_REARM_FIRED);
@@ -486,7 +486,7 @@ static void htwheel_rearm_ready_one_shot(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, htw_wheel_has_ready(w));
 	htw_r_expect_counts(test, w, 1, 0);
 	htw_r_expect_place(test, w, h, 0, 20, 20);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), 20);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), 20);
 	htw_r_step(test, w, 6 * MS, 25 * MS, log);
 	htw_r_expect_fired(test, log, 3, h, 20, 20 * MS);
 	htw_r_expect_counts(test, w, 0, 0);
@@ -604,7 +604,7 @@ static void htwheel_rearm_ready_cancelled_periodic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 20 * MS, HTW_WHEEL_REARM_WITHDRAW),
 			HTW_WHEEL_REARM_UNKNOWN);
 	htw_r_expect_same_stats(test, w, before);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), U64_MAX);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), U64_MAX);
 	/* The last record is still delivered, no longer periodic. */
 	KUNIT_ASSERT_EQ(test, htw_t_take(test, w, rec, 2), 1);
 	KUNIT_EXPECT_EQ(test, rec[0].handle, h);
@@ -634,7 +634,7 @@ static struct kunit_suite htwheel_rearm_ready_suite = {
 /* Neither flag finds @h; @w's counters and arming did not move. */
 static void htw_r_expect_unknown(struct kunit *test, struct htw_wheel *w, u64 h)
 {
-	u64 armed = htw_wheel_armed_tick(w);
+	u64 armed = READ_ONCE((w)->armed_tick);
 	struct htw_wheel_stats before;
 
 	htw_t_stats(w, &before);
@@ -643,7 +643,7 @@ static void htw_r_expect_unknown(struct kunit *test, struct htw_wheel *w, u64 h)
 	KUNIT_EXPECT_EQ_MSG(test, htw_wheel_rearm(w, h, 10 * MS, HTW_WHEEL_REARM_WITHDRAW),
 			    HTW_WHEEL_REARM_UNKNOWN, "handle %llx", h);
 	htw_r_expect_same_stats(test, w, &before);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), armed);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), armed);
 }
 
 static void htwheel_rearm_unknown_handles(struct kunit *test)
@@ -683,7 +683,7 @@ static void htwheel_rearm_unknown_handles(struct kunit *test)
 }
 
 /*
- * A racing CPU, played by htw_identity_hook: after the re-arm found the
+ * A racing CPU, played by a static stub of htw_identity_race(): after the re-arm found the
  * timer and read its place, the timer was cancelled (or its record read)
  * on another CPU and its object reused for another timer, before the
  * check under the lock.  The re-arm must look again, find no such timer
@@ -712,9 +712,9 @@ static enum htw_rearm_status htw_r_rearm_reused(struct kunit *test,
 	enum htw_rearm_status ret;
 
 	memset(&htw_r_reuse, 0, sizeof(htw_r_reuse));
-	WRITE_ONCE(htw_identity_hook, htw_r_reuse_hook);
+	kunit_activate_static_stub(test, htw_identity_race, htw_r_reuse_hook);
 	ret = htw_wheel_rearm(w, h, deadline, flags);
-	WRITE_ONCE(htw_identity_hook, NULL);
+	kunit_deactivate_static_stub(test, htw_identity_race);
 	/* Make the wheel whole again. */
 	KUNIT_ASSERT_EQ(test, htw_r_reuse.calls, 1);
 	WRITE_ONCE(htw_r_reuse.victim->handle, htw_r_reuse.original);
@@ -752,7 +752,7 @@ static void htwheel_rearm_unknown_freed_while_moving(struct kunit *test)
 }
 
 /*
- * While a drain runs (expiry paused, as htw_wheel_hold() does), a move
+ * While a drain runs (expiry paused, as htw_pause() does), a move
  * between buckets could take a timer behind the drain: it changes
  * nothing and asks to be called again serialised with the drain; within
  * its bucket, where the drain will find it, it moves.  A caller
@@ -763,7 +763,7 @@ static void htwheel_rearm_waits_for_drain(struct kunit *test)
 	struct htw_wheel *w = htw_t_manual(test, MS, 64, 8, 0);
 	u64 h = htw_t_sched(test, w, 1, 5 * MS, 0, 0);
 
-	htw_wheel_hold(w);
+	htw_pause(w);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 40 * MS, 0),
 			HTW_WHEEL_REARM_SERIALISE);
 	htw_r_expect_place(test, w, h, 0, 5, 5);
@@ -773,7 +773,7 @@ static void htwheel_rearm_waits_for_drain(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 40 * MS, HTW_WHEEL_REARM_WITHDRAW),
 			HTW_WHEEL_REARM_PENDING);
 	htw_r_expect_place(test, w, h, 0, 40, 40);
-	htw_wheel_release(w);
+	htw_resume(w);
 	KUNIT_EXPECT_EQ(test, htw_wheel_rearm(w, h, 20 * MS, 0), HTW_WHEEL_REARM_PENDING);
 	htw_r_expect_place(test, w, h, 0, 20, 20);
 }
@@ -967,7 +967,7 @@ static struct htw_wheel *htw_r_race_wheel(struct kunit *test, bool manual)
 
 	if (manual)
 		return htw_t_manual(test, MS, 8, HTW_R_TIMERS, 0);
-	w = htw_wheel_create(&geo, NULL, NULL, GFP_KERNEL);
+	w = htw_wheel_create(&geo, &htw_hrtimer_clock, NULL, NULL, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(w));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action, w), 0);
 	return w;
@@ -1118,7 +1118,7 @@ static noinline_for_stack void htw_r_expect_books(struct kunit *test,
  */
 static void htw_r_race_run(struct kunit *test, bool manual)
 {
-	long before = htw_timers_allocated(), slab = htw_t_slab_objects(test);
+	long slab = htw_t_slab_objects(test);
 	struct htw_r_log *log = htw_r_log_new(test, HTW_R_TIMERS);
 	struct htw_r_race *r = htw_r_race_new(test, manual);
 	int locks_were_on = debug_locks;
@@ -1129,7 +1129,7 @@ static void htw_r_race_run(struct kunit *test, bool manual)
 	KUNIT_EXPECT_GT(test, r->withdrawn, 0);
 	htw_r_expect_each_once(test, r, log);
 	htw_r_expect_books(test, r);
-	KUNIT_EXPECT_EQ(test, htw_timers_allocated(), before);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(r->w->handles.used), 0);
 	/* The wheel keeps its chunks, no more than its timers need. */
 	KUNIT_EXPECT_LE(test, htw_t_slab_objects(test), slab + HTW_T_CHUNKS(HTW_R_TIMERS));
 	if (IS_ENABLED(CONFIG_PROVE_LOCKING) && locks_were_on)

@@ -39,7 +39,7 @@ static void htw_tb_new(struct kunit *test, struct htw_tb *tb, u32 entries)
 	struct htw_table_setup ts;
 	void *mem;
 
-	tb->w = htw_wheel_create_table_manual(&geo, NULL, NULL, entries, T0);
+	tb->w = htw_wheel_create_table(&geo, htw_t_clock(test, T0), NULL, NULL, entries, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(tb->w));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action,
 							tb->w), 0);
@@ -158,19 +158,27 @@ static struct kunit_suite htw_table_suite = {
 	.test_cases = htw_table_cases,
 };
 
-/* ---- races through the claim hook ---- */
+/*
+ * ---- races at the claim: user space's store, played by a static stub of
+ * htw_table_claim_race() between the claim's read and its cmpxchg ----
+ */
 
 static u64 htw_race_value;
+static unsigned int htw_race_calls;
 
 static void htw_race_store(struct htw_table_slot *slot)
 {
 	WRITE_ONCE(slot->deadline_ns, htw_race_value);
-	WRITE_ONCE(htw_table_claim_hook, NULL);
+	htw_race_calls++;
+	/* Once: the claim after it must see the slot as user space left it. */
+	kunit_deactivate_static_stub(kunit_get_current_test(), htw_table_claim_race);
 }
 
-static void htw_race_unhook(void *unused)
+static void htw_race_stub(struct kunit *test, u64 value)
 {
-	WRITE_ONCE(htw_table_claim_hook, NULL);
+	htw_race_value = value;
+	htw_race_calls = 0;
+	kunit_activate_static_stub(test, htw_table_claim_race, htw_race_store);
 }
 
 static void htw_table_race_later_wins(struct kunit *test)
@@ -178,13 +186,11 @@ static void htw_table_race_later_wins(struct kunit *test)
 	struct htw_tb tb;
 
 	htw_tb_new(test, &tb, 4);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_race_unhook, NULL), 0);
 	htw_tb_arm(&tb, 3, T0 + 5 * MS, 3);
 	htw_wheel_table_enter(tb.w);
-	htw_race_value = T0 + 30 * MS;
-	WRITE_ONCE(htw_table_claim_hook, htw_race_store);
+	htw_race_stub(test, T0 + 30 * MS);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 0);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(htw_table_claim_hook));
+	KUNIT_EXPECT_EQ(test, htw_race_calls, 1);
 	KUNIT_EXPECT_EQ(test, tb.slots[3].deadline_ns, T0 + 30 * MS);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 29 * MS), 0);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 30 * MS), 1);
@@ -196,13 +202,11 @@ static void htw_table_race_cancel_wins(struct kunit *test)
 	struct htw_tb tb;
 
 	htw_tb_new(test, &tb, 4);
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_race_unhook, NULL), 0);
 	htw_tb_arm(&tb, 0, T0 + 5 * MS, 0);
 	htw_wheel_table_enter(tb.w);
-	htw_race_value = 0;
-	WRITE_ONCE(htw_table_claim_hook, htw_race_store);
+	htw_race_stub(test, 0);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 0);
-	KUNIT_EXPECT_NULL(test, READ_ONCE(htw_table_claim_hook));
+	KUNIT_EXPECT_EQ(test, htw_race_calls, 1);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 500 * MS), 0);
 	KUNIT_EXPECT_EQ(test, tb.hdr->cq_tail, 0);
 	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, U64_MAX);
@@ -230,8 +234,8 @@ static void htw_table_batches_submissions(struct kunit *test)
 	htw_tb_new(test, &tb, n);
 	for (i = 0; i < n; i++)
 		htw_tb_arm(&tb, i, T0 + 10 * MS, i);
-	htw_wheel_set_now(tb.w, T0);
-	KUNIT_EXPECT_TRUE(test, htw_wheel_run_batch(tb.w));
+	htw_t_set_now(tb.w, T0);
+	KUNIT_EXPECT_TRUE(test, htw_run_batch(tb.w, false));
 	KUNIT_EXPECT_EQ(test, tb.hdr->sq_head, HTW_BATCH / 4);
 	/* The rest is the next tick's; the kernel says so. */
 	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + MS);

@@ -54,8 +54,8 @@ static void htwheel_batches_resume_mid_tick(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, h);
 	for (i = 0; i < n; i++)
 		h[i] = htw_t_sched(test, w, i, (i % 3 ? 64 : 10) * MS, 0, 0);
-	htw_wheel_set_now(w, 64 * MS);
-	KUNIT_ASSERT_FALSE(test, htw_wheel_run_batch(w));
+	htw_t_set_now(w, 64 * MS);
+	KUNIT_ASSERT_FALSE(test, htw_run_batch(w, false));
 	/* At most one batch fired; cancel some of what is left. */
 	htw_wheel_get_stats(w, &st);
 	KUNIT_EXPECT_LE(test, st.fired, HTW_BATCH);
@@ -65,11 +65,11 @@ static void htwheel_batches_resume_mid_tick(struct kunit *test)
 	/* Due now, scheduled while the tick is open: fires, at most a tick late. */
 	late = htw_t_sched(test, w, n, 64 * MS, 0, 0);
 	htw_t_take_all(test, w);
-	while (!htw_wheel_run_batch(w))
+	while (!htw_run_batch(w, false))
 		batches++;
 	KUNIT_EXPECT_GE(test, batches, 2);
-	htw_wheel_set_now(w, 65 * MS);
-	htw_wheel_run_tick(w);
+	htw_t_set_now(w, 65 * MS);
+	htw_run_all(w);
 	htw_wheel_get_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, st.fired + cancelled, n + 1);
@@ -77,7 +77,7 @@ static void htwheel_batches_resume_mid_tick(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htw_wheel_cancel(w, late), HTW_WHEEL_CANCEL_UNKNOWN);
 	htw_wheel_get_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.ready, 0);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), U64_MAX);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), U64_MAX);
 }
 
 /* A drain while a run is stopped between batches takes all the rest. */
@@ -91,17 +91,17 @@ static void htwheel_batches_drain_stopped_run(struct kunit *test)
 
 	for (i = 0; i < n; i++)
 		htw_t_sched(test, w, i, 10 * MS, 0, 0);
-	htw_wheel_set_now(w, 10 * MS);
-	KUNIT_ASSERT_FALSE(test, htw_wheel_run_batch(w));
+	htw_t_set_now(w, 10 * MS);
+	KUNIT_ASSERT_FALSE(test, htw_run_batch(w, false));
 	drained = htw_wheel_drain(w, NULL, 0);
-	htw_wheel_run_tick(w);
+	htw_run_all(w);
 	read = htw_t_take_all(test, w);
 	KUNIT_EXPECT_EQ(test, read, HTW_BATCH);
 	KUNIT_EXPECT_EQ(test, drained + read, n);
 	htw_wheel_get_stats(w, &st);
 	KUNIT_EXPECT_EQ(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, st.cancelled, drained);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), U64_MAX);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), U64_MAX);
 }
 
 static struct kunit_case htwheel_batches_cases[] = {
@@ -228,7 +228,7 @@ static struct htw_wheel *htw_t_real(struct kunit *test, u64 tick, u32 slots,
 
 	atomic_set(&wt->calls, 0);
 	init_waitqueue_head(&wt->wq);
-	w = htw_wheel_create(&geo, htw_t_ready_cb, wt, GFP_KERNEL);
+	w = htw_wheel_create(&geo, &htw_hrtimer_clock, htw_t_ready_cb, wt, GFP_KERNEL);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(w));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action, w), 0);
 	return w;

@@ -75,7 +75,7 @@ static int htw_tt_suite_init(struct kunit_suite *suite)
 	int i;
 
 	init_waitqueue_head(&htw_tt.wq);
-	w = htw_wheel_create(&geo, htw_tt_ready, NULL, GFP_KERNEL);
+	w = htw_wheel_create(&geo, &htw_hrtimer_clock, htw_tt_ready, NULL, GFP_KERNEL);
 	if (IS_ERR(w)) {
 		htw_tt.err = PTR_ERR(w);
 		return 0;

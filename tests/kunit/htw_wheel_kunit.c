@@ -157,9 +157,9 @@ static void htwheel_periodic_keeps_phase(struct kunit *test)
 
 	htw_t_sched(test, w, 42, first, period, 0);
 	while (k < 1000) {
-		armed = htw_wheel_armed_tick(w);
+		armed = READ_ONCE((w)->armed_tick);
 		KUNIT_ASSERT_NE(test, armed, U64_MAX);
-		htw_t_at(w, htw_wheel_tick_time(w, armed));
+		htw_t_at(w, htw_grid_tick_time(&(w)->grid, armed));
 		if (!htw_t_take(test, w, &rec, 1))
 			continue;
 		KUNIT_ASSERT_EQ(test, rec.deadline_ns, first + k * period);
@@ -171,9 +171,9 @@ static void htwheel_periodic_keeps_phase(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.fired, 1000);
 	KUNIT_EXPECT_EQ(test, st.pending, 1);
 	/* the 1001st period is armed exactly on the grid */
-	armed = htw_wheel_armed_tick(w);
-	KUNIT_EXPECT_GE(test, htw_wheel_tick_time(w, armed), first + 1000 * period);
-	KUNIT_EXPECT_LT(test, htw_wheel_tick_time(w, armed),
+	armed = READ_ONCE((w)->armed_tick);
+	KUNIT_EXPECT_GE(test, htw_grid_tick_time(&(w)->grid, armed), first + 1000 * period);
+	KUNIT_EXPECT_LT(test, htw_grid_tick_time(&(w)->grid, armed),
 			first + 1000 * period + 100 * US);
 }
 
@@ -306,7 +306,7 @@ static void htwheel_drain_returns_unexpired(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, st.pending, 0);
 	KUNIT_EXPECT_EQ(test, st.ready, 6);
 	KUNIT_EXPECT_EQ(test, st.cancelled, 6);
-	KUNIT_EXPECT_EQ(test, htw_wheel_armed_tick(w), U64_MAX);
+	KUNIT_EXPECT_EQ(test, READ_ONCE((w)->armed_tick), U64_MAX);
 	KUNIT_EXPECT_EQ(test, htw_t_take(test, w, rec, 8), 6);
 	htw_t_at(w, 100 * MS);
 	KUNIT_EXPECT_FALSE(test, htw_wheel_has_ready(w));

@@ -57,14 +57,19 @@
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
 
-#include "htw_test_hooks.h"
-#include "htw_tick.h"
 #include "htw_compat.h"
+#include "htw_internal.h"
+#include "htw_tick.h"
 
-MODULE_IMPORT_NS(HTWHEEL);
-#if IS_ENABLED(CONFIG_HTWHEEL_KUNIT_TEST)
+/*
+ * The wheel's own functions, without a system call in between, and two
+ * of its inner ones: htw_pause()/htw_resume() build a backlog that
+ * expires at once (the storm), and the handle table's chunk bytes are the
+ * timers' memory.  The shipped module exports none of them; the
+ * benchmark's build (HTW_BENCH=1) is a test build, which exports them as
+ * it does to the KUnit suites (htw_compat.h).
+ */
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
-#endif
 
 static char *sizes = "1000,10000,100000,1000000";
 module_param(sizes, charp, 0444);
@@ -274,7 +279,7 @@ static int c_setup(enum cid c, unsigned long cap)
 		hw_handle = kvcalloc(cap, sizeof(*hw_handle), GFP_KERNEL);
 		if (!hw_handle)
 			return -ENOMEM;
-		hw = htw_wheel_create(&geo, NULL, NULL, GFP_KERNEL);
+		hw = htw_wheel_create(&geo, &htw_hrtimer_clock, NULL, NULL, GFP_KERNEL);
 		if (IS_ERR(hw)) {
 			kvfree(hw_handle);
 			return PTR_ERR(hw);
@@ -651,7 +656,7 @@ static void report_memory(unsigned long n)
 		return;
 	}
 	htw_wheel_geometry(hw, &geo);
-	chunks = div64_u64(htw_wheel_timer_bytes(hw), chunk);
+	chunks = div64_u64(htw_handles_chunk_bytes(&hw->handles), chunk);
 	bytes = chunks * objsize + htw_wheel_footprint(&geo);
 	record(S_MEM, "bytes per pending timer", n, W_HTW, "B",
 	       div64_u64(bytes * 1000, n));
@@ -1037,14 +1042,14 @@ static struct htw_wheel *ex_wheel_fill(unsigned long n, u64 *base, u64 lead,
 	unsigned long i;
 	u64 h;
 
-	w = htw_wheel_create(&geo, ex_ready, NULL, GFP_KERNEL);
+	w = htw_wheel_create(&geo, &htw_hrtimer_clock, ex_ready, NULL, GFP_KERNEL);
 	if (IS_ERR(w)) {
 		error("wheel create", W_HTW, n, PTR_ERR(w));
 		return NULL;
 	}
 	ex_arm_start(n);
 	if (hold)
-		htw_wheel_hold(w);
+		htw_pause(w);
 	*base = htw_wheel_now(w);
 	for (i = 0; i < n; i++) {
 		u64 delta = lead + (storm_delay ?: ex_delay[i]);
@@ -1105,7 +1110,7 @@ static u64 storm_htwheel(unsigned long n)
 	sleep_until(base + 3 * BENCH_TICK_NS);
 	t0 = ktime_get_ns();
 	WRITE_ONCE(*obs_t0, t0);
-	htw_wheel_release(w);
+	htw_resume(w);
 	if (ex_wait(W_HTW, n))
 		d = READ_ONCE(ex_last_ns) - t0;
 	htw_wheel_destroy(w);
