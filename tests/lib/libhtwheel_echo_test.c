@@ -311,8 +311,19 @@ TEST_F(echo, closes_exactly_the_idle_ones_never_early)
 	still_open = listen_until(peers, now_ns() + NEVER_MS * MS);
 	EXPECT_EQ(0, still_open);
 	EXPECT_EQ(0, early_closes(_metadata, peers));
-	for (i = 0; i < NCONN; i++)
-		EXPECT_EQ(peers[i].sent, peers[i].echoed) TH_LOG("conn %d", i);
+	/*
+	 * Every line is echoed, but on a connection the server closed while
+	 * it was active (allowed above only after a real silence of ours):
+	 * the lines we sent while its close was on the way are lost.
+	 */
+	for (i = 0; i < NCONN; i++) {
+		if (peers[i].active && peers[i].closed_at &&
+		    peers[i].max_gap >= IDLE_MS * MS) {
+			EXPECT_LE(peers[i].echoed, peers[i].sent);
+		} else {
+			EXPECT_EQ(peers[i].sent, peers[i].echoed) TH_LOG("conn %d", i);
+		}
+	}
 	ret = server_stats(self->pid, &st);
 	ASSERT_EQ(0, ret) TH_LOG("the server's /dev/htwheel: %s", strerror(-ret));
 
