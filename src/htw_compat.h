@@ -94,4 +94,13 @@ static inline void htw_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags
 #endif
 }
 
+static inline void htw_vm_flags_clear(struct vm_area_struct *vma, vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_clear(vma, flags);
+#else
+	vma->vm_flags &= ~flags;
+#endif
+}
+
 #endif /* _HTW_COMPAT_H */

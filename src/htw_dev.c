@@ -1065,7 +1065,7 @@ static long htw_ioc_table_enter(struct htw_file *hf, unsigned long arg)
 
 	if (arg || !table)
 		return -EINVAL;
-	return min_t(u64, htw_wheel_table_enter(table), LONG_MAX);
+	return htw_wheel_table_enter(table);
 }
 
 static bool htw_file_has_ready(struct htw_file *hf)
@@ -1073,6 +1073,14 @@ static bool htw_file_has_ready(struct htw_file *hf)
 	struct htw_wheel *wheel = htw_file_peek_wheel(hf);
 
 	return wheel && htw_wheel_has_ready(wheel);
+}
+
+static void htw_file_table_room_made(struct htw_file *hf)
+{
+	struct htw_wheel *table = htw_file_peek_table(hf);
+
+	if (table)
+		htw_wheel_table_room_made(table);
 }
 
 static bool htw_file_has_completions(struct htw_file *hf)
@@ -1167,6 +1175,7 @@ static __poll_t htw_char_poll(struct file *file, poll_table *wait)
 	 * ready after the look wakes us, one before it is seen by the look.
 	 */
 	poll_wait(file, &hf->wq, wait);
+	htw_file_table_room_made(hf);
 	if (htw_file_has_ready(hf) || htw_file_has_completions(hf))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
@@ -1180,6 +1189,17 @@ static int htw_char_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!table)
 		return -ENODEV;
 	return htw_table_mmap(table, vma);
+}
+
+/* The kernel CPU a table costs: its tick's runs (hrtimer wake-ups). */
+static void htw_show_table_runs(struct seq_file *m, struct htw_file *hf)
+{
+	struct htw_wheel *table = htw_file_peek_table(hf);
+	struct htw_wheel_stats ws = {};
+
+	if (table)
+		htw_wheel_get_stats(table, &ws);
+	seq_printf(m, "htw-table-runs:\t%llu\n", ws.tick_wakeups);
 }
 
 static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
@@ -1199,6 +1219,7 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "htw-table-entries:\t%llu\n", st.table_entries);
 	seq_printf(m, "htw-table-taken:\t%llu\n", st.table_taken);
 	seq_printf(m, "htw-table-fired:\t%llu\n", st.table_fired);
+	htw_show_table_runs(m, hf);
 	seq_printf(m, "htw-trace-id:\t%u\n", hf->id);
 }
 

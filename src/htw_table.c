@@ -13,9 +13,10 @@
  * for room in the completion ring; only tick_lock's holder moves it, since
  * user space reaches it through the rings alone.
  *
- * A full completion ring costs one look per tick: the slots that came due
- * meanwhile wait in one list, and each run moves as many as there is room
- * for, reading each slot again then (a waiting slot's submission needs
+ * A full completion ring costs a look a backoff apart (1 ms doubling to
+ * 128 ms, htw_table_room_tick()), or at the next tick once the consumer
+ * made room and said so: the slots that came due meanwhile wait in one
+ * list, and each run moves as many as there is room for, reading each slot again then (a waiting slot's submission needs
  * nothing more: whatever it says is read when the slot leaves the list).
  *
  * What user space can do to the kernel through the shared pages: name
@@ -65,10 +66,18 @@
  * @cq_waits:    under tick_lock, published as is
  * @sq_invalid:  under tick_lock, published as is
  * @taken:       submissions taken in; under tick_lock, READ_ONCE() outside
+ * @consumed:    ring entries consumed, @taken and the ones skipped over
+ *               (bad slot numbers, a tail more than a ring ahead); likewise
  * @fired:       records written; likewise
  * @waiting:     slots due while the completion ring was full, linked
  *               through ->next, first to last; HTW_READY, under tick_lock
  * @waiting_last: the last of them
+ * @room_wait:   slots wait and the ring was full at the last look: a
+ *               flag for poll's unlocked look, written under tick_lock
+ * @room_head:   the consumer's cq_head at that look; under tick_lock,
+ *               READ_ONCE() by poll
+ * @room_backoff_ns: how long the next run waits for room if the consumer
+ *               makes none; under tick_lock
  */
 struct htw_table {
 	void *mem;
@@ -87,9 +96,13 @@ struct htw_table {
 	u64 cq_waits;
 	u64 sq_invalid;
 	u64 taken;
+	u64 consumed;
 	u64 fired;
 	struct htw_timer *waiting;
 	struct htw_timer *waiting_last;
+	bool room_wait;
+	u32 room_head;
+	u64 room_backoff_ns;
 };
 
 /* The layout of a table of @entries slots, as HTW_IOC_TABLE_SETUP says it. */
@@ -194,6 +207,7 @@ int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset)
 	}
 	htw_table_map_parts(tb, &ts);
 	tb->offset = offset;
+	tb->room_backoff_ns = HTW_TABLE_ROOM_WAIT_MIN_NS;
 	w->table = tb;
 	/* The owner charged them all at once: no charge per timer. */
 	w->table_timers = true;
@@ -225,7 +239,15 @@ int htw_table_mmap(struct htw_wheel *w, struct vm_area_struct *vma)
 	/* Private copies would not be the table the kernel reads. */
 	if (vma->vm_pgoff || size > tb->size || !(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
-	htw_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	/* Data, never code: nor can mprotect() make it so later. */
+	if (vma->vm_flags & VM_EXEC)
+		return -EPERM;
+	/*
+	 * A forked child gets no copy: only the process that set the table
+	 * up (and its threads) drives the kernel through it.
+	 */
+	htw_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP | VM_DONTCOPY);
+	htw_vm_flags_clear(vma, VM_MAYEXEC);
 	for (off = 0; off < size; off += PAGE_SIZE) {
 		ret = vm_insert_page(vma, vma->vm_start + off,
 				     vmalloc_to_page(tb->mem + off));
@@ -255,12 +277,17 @@ void htw_table_counts(struct htw_wheel *w, u64 *taken, u64 *fired)
 	*fired = READ_ONCE(w->table->fired);
 }
 
-bool htw_table_more_to_take(struct htw_wheel *w, u64 taken_before)
+u64 htw_table_consumed(struct htw_wheel *w)
+{
+	return READ_ONCE(w->table->consumed);
+}
+
+bool htw_table_more_to_take(struct htw_wheel *w, u64 consumed_before)
 {
 	struct htw_table *tb = w->table;
 
 	return READ_ONCE(tb->hdr->sq_tail) != READ_ONCE(tb->sq_head) &&
-	       htw_table_taken(w) - taken_before <= tb->sq_mask;
+	       htw_table_consumed(w) - consumed_before <= tb->sq_mask;
 }
 
 /* ---- the tick's side ---- */
@@ -311,6 +338,7 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 		htw_table_place(w, t, READ_ONCE(tb->slots[slot].deadline_ns),
 				w->clk);
 	}
+	WRITE_ONCE(tb->consumed, tb->consumed + (u32)(head - tb->sq_head));
 	WRITE_ONCE(tb->sq_head, head);	/* a doorbell compares it unlocked */
 	WRITE_ONCE(tb->taken, tb->taken + n);
 	WRITE_ONCE(tb->hdr->sq_invalid, tb->sq_invalid);
@@ -446,6 +474,46 @@ unsigned int htw_table_retry_waiting(struct htw_wheel *w, unsigned int budget,
 	return n;
 }
 
+/*
+ * Slots wait for room in a full completion ring: the next run comes when
+ * the consumer makes room and says so (poll, read, the doorbell), or a
+ * backoff later, which doubles from HTW_TABLE_ROOM_WAIT_MIN_NS to
+ * HTW_TABLE_ROOM_WAIT_MAX_NS while the consumer makes none: a process that
+ * leaves its ring full and sleeps costs a few runs a second, not a run a
+ * tick.  Returns the tick of that run, U64_MAX if no slot waits.
+ */
+u64 htw_table_room_tick(struct htw_wheel *w)
+{
+	struct htw_table *tb = w->table;
+	u32 head = READ_ONCE(tb->hdr->cq_head);
+	u64 wait;
+
+	lockdep_assert_held(&w->tick_lock);
+	if (!tb->waiting || !htw_table_cq_full(tb)) {
+		WRITE_ONCE(tb->room_wait, false);
+		tb->room_backoff_ns = HTW_TABLE_ROOM_WAIT_MIN_NS;
+		return tb->waiting ? w->clk + 1 : U64_MAX;
+	}
+	if (tb->room_wait && head == tb->room_head)
+		tb->room_backoff_ns = min(2 * tb->room_backoff_ns,
+					  HTW_TABLE_ROOM_WAIT_MAX_NS);
+	else
+		tb->room_backoff_ns = HTW_TABLE_ROOM_WAIT_MIN_NS;
+	WRITE_ONCE(tb->room_head, head);
+	WRITE_ONCE(tb->room_wait, true);
+	wait = DIV_ROUND_UP_ULL(tb->room_backoff_ns, w->geo.tick_ns);
+	return w->clk + max_t(u64, wait, 1);
+}
+
+bool htw_table_room_made(struct htw_wheel *w)
+{
+	struct htw_table *tb = w->table;
+
+	return READ_ONCE(tb->room_wait) &&
+	       READ_ONCE(tb->hdr->cq_head) != READ_ONCE(tb->room_head);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_table_room_made);
+
 void htw_table_publish_completions(struct htw_wheel *w)
 {
 	struct htw_table *tb = w->table;
@@ -479,7 +547,7 @@ bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick)
 	 * time, or we see its submission here.
 	 */
 	smp_mb();
-	return READ_ONCE(tb->hdr->sq_tail) != tb->sq_head || tb->waiting;
+	return READ_ONCE(tb->hdr->sq_tail) != tb->sq_head;
 }
 
 #ifdef HTW_TEST_BUILD

@@ -41,13 +41,16 @@ int htw_table_mmap(struct htw_wheel *w, struct vm_area_struct *vma);
 bool htw_table_has_completions(struct htw_wheel *w);
 /* Submissions taken in since the table was made. */
 u64 htw_table_taken(struct htw_wheel *w);
+/* Entries of the submission ring consumed: taken in, or skipped over. */
+u64 htw_table_consumed(struct htw_wheel *w);
 /* That, and the records written; each exact, not one snapshot. */
 void htw_table_counts(struct htw_wheel *w, u64 *taken, u64 *fired);
 /*
- * Whether a doorbell that began when htw_table_taken() was @taken_before
- * should take in more: submissions wait, and it took less than a ring.
+ * Whether a doorbell that began when htw_table_consumed() was
+ * @consumed_before should take in more: submissions wait, and it consumed
+ * less than a ring's worth.
  */
-bool htw_table_more_to_take(struct htw_wheel *w, u64 taken_before);
+bool htw_table_more_to_take(struct htw_wheel *w, u64 consumed_before);
 
 /*
  * Tick: take in up to @budget submissions, placing each slot for the
@@ -73,10 +76,17 @@ void htw_table_publish_completions(struct htw_wheel *w);
 /*
  * Tick, at the end of a run: publish @tick (U64_MAX: none) as the next
  * time the ring is taken in, then look at the ring once more.  True if
- * submissions are waiting, or slots wait for room in the completion ring:
- * the caller then runs again at the next tick.
+ * submissions are waiting: the caller then runs again at the next tick.
  */
 bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick);
+
+/* The bounds of the wait for room in a full completion ring. */
+#define HTW_TABLE_ROOM_WAIT_MIN_NS	(1 * NSEC_PER_MSEC)
+#define HTW_TABLE_ROOM_WAIT_MAX_NS	(128 * NSEC_PER_MSEC)
+/* Tick, at the end of a run: when slots waiting for room run next. */
+u64 htw_table_room_tick(struct htw_wheel *w);
+/* Unlocked: slots wait for room, and the consumer has made some since. */
+bool htw_table_room_made(struct htw_wheel *w);
 
 #ifdef HTW_TEST_BUILD
 /* The table's shared memory, as user space would map it. */

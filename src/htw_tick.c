@@ -82,6 +82,10 @@ static void htw_arm_for(struct htw_wheel *w, u64 point)
  */
 static void htw_rearm_table(struct htw_wheel *w)
 {
+	u64 room = htw_table_room_tick(w);
+
+	if (room < READ_ONCE(w->armed_tick))
+		htw_arm_at_most(w, room);
 	if (!htw_table_publish_wakeup(w, READ_ONCE(w->armed_tick)))
 		return;
 	htw_arm_at_most(w, w->clk + 1);
@@ -343,13 +347,6 @@ VISIBLE_IF_KUNIT bool htw_run_batch(struct htw_wheel *w, bool from_hrtimer)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_run_batch);
 
-/* Between two runs of one call: yield, and stop if the caller is killed. */
-static bool htw_step_killed(void)
-{
-	cond_resched();
-	return fatal_signal_pending(current);
-}
-
 /* A whole run, batch by batch, in process context. */
 VISIBLE_IF_KUNIT void htw_run_all(struct htw_wheel *w)
 {
@@ -428,18 +425,35 @@ struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
 EXPORT_SYMBOL_IF_KUNIT(htw_wheel_create_table);
 
 /*
- * Runs until the ring is empty, a ring's worth at most (a run takes a
- * quarter batch): the caller's own time, with scheduling points.
+ * Batch by batch, in the caller's own time, with a scheduling point
+ * between batches: until the run is complete and the ring empty, or one
+ * ring's worth of entries was consumed (skipped ones count), or a signal
+ * is pending, whichever comes first.
  */
-u64 htw_wheel_table_enter(struct htw_wheel *wheel)
+void htw_wheel_table_room_made(struct htw_wheel *wheel)
 {
-	u64 before = htw_table_taken(wheel);
+	if (htw_table_room_made(wheel))
+		htw_arm_at_most(wheel, READ_ONCE(wheel->clk) + 1);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_wheel_table_room_made);
 
-	do {
-		htw_run_all(wheel);
-	} while (htw_table_more_to_take(wheel, before) &&
-		 !htw_step_killed());
-	return htw_table_taken(wheel) - before;
+long htw_wheel_table_enter(struct htw_wheel *wheel)
+{
+	u64 taken = htw_table_taken(wheel), consumed = htw_table_consumed(wheel);
+	bool interrupted = false;
+
+	for (;;) {
+		if (signal_pending(current)) {
+			interrupted = true;
+			break;
+		}
+		if (htw_run_batch(wheel, false) &&
+		    !htw_table_more_to_take(wheel, consumed))
+			break;
+		cond_resched();
+	}
+	taken = htw_table_taken(wheel) - taken;
+	return !taken && interrupted ? -EINTR : (long)min_t(u64, taken, LONG_MAX);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_wheel_table_enter);
 

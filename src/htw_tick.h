@@ -76,7 +76,13 @@ struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
  * Take the table's submission ring in and run what is due, now, in
  * process context (may sleep); returns the submissions taken in.
  */
-u64 htw_wheel_table_enter(struct htw_wheel *wheel);
+long htw_wheel_table_enter(struct htw_wheel *wheel);
+/*
+ * The consumer may have made room in the completion ring (poll, read):
+ * if slots wait for it, run at the next tick rather than after the
+ * backoff.  Any context where the caller may not sleep; cheap.
+ */
+void htw_wheel_table_room_made(struct htw_wheel *wheel);
 
 /* The second phase of a read: see htw_wheel_peek_ready(). */
 void htw_wheel_consume_ready(struct htw_wheel *wheel,

@@ -18,6 +18,7 @@
  *   wait, each read again when there is room, none lost or doubled.
  */
 #include <kunit/test.h>
+#include <linux/sched/signal.h>
 
 #include "htw_kunit.h"
 #include "htw_table.h"
@@ -290,9 +291,27 @@ static void htw_table_full_ring_waits(struct kunit *test)
 	htw_wheel_table_enter(tb.w);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 3 * MS), 0);
 	KUNIT_EXPECT_EQ(test, tb.hdr->cq_waits, 4);
-	/* One look a tick while they wait. */
+	/*
+	 * A look 1 ms later, then 2, 4, ... while the consumer makes no
+	 * room, up to HTW_TABLE_ROOM_WAIT_MAX_NS: not a run a tick.
+	 */
 	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 4 * MS);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 4 * MS), 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 6 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 4 * MS), 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 8 * MS);
+	for (i = 0; i < 10; i++)
+		htw_tb_at(&tb, T0 + 4 * MS);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns,
+			T0 + 4 * MS + HTW_TABLE_ROOM_WAIT_MAX_NS);
+	/* The consumer makes room and says so: the next tick. */
+	KUNIT_EXPECT_FALSE(test, htw_table_room_made(tb.w));
+	htw_tb_take(&tb);
+	KUNIT_EXPECT_TRUE(test, htw_table_room_made(tb.w));
+	htw_wheel_table_room_made(tb.w);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(tb.w->armed_tick), 5);
+	tb.cq_head--;
+	WRITE_ONCE(tb.hdr->cq_head, tb.cq_head);	/* not read after all */
 	/* Room for two: two leave the list, read again and fire. */
 	htw_tb_take(&tb);
 	htw_tb_take(&tb);
@@ -319,7 +338,28 @@ static void htw_table_full_ring_waits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 100 * MS), 0);
 }
 
+/*
+ * The doorbell at a pending signal: it returns -EINTR before taking
+ * anything in, as read() does, and the submission stays for later.
+ */
+static void htw_table_doorbell_signal(struct kunit *test)
+{
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 4);
+	htw_tb_arm(&tb, 1, T0 + 2 * MS, 7);
+	allow_signal(SIGUSR1);
+	send_sig(SIGUSR1, current, 1);
+	KUNIT_EXPECT_TRUE(test, signal_pending(current));
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), -EINTR);
+	flush_signals(current);
+	disallow_signal(SIGUSR1);
+	KUNIT_EXPECT_EQ(test, tb.hdr->sq_head, 0);
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 1);
+}
+
 static struct kunit_case htw_table_bounds_cases[] = {
+	KUNIT_CASE(htw_table_doorbell_signal),
 	KUNIT_CASE(htw_table_batches_submissions),
 	KUNIT_CASE(htw_table_skips_what_names_nothing),
 	KUNIT_CASE(htw_table_full_ring_waits),

@@ -25,6 +25,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -262,6 +263,58 @@ TEST(mmap_refusals)
 	table_close(&t);
 }
 
+/* Data, never code: neither mapped executable nor made so later. */
+TEST(the_mapping_is_never_executable)
+{
+	struct table t;
+	void *p;
+
+	ASSERT_EQ(0, table_open(&t, 16));
+	p = mmap(NULL, t.ts.mmap_size, PROT_READ | PROT_EXEC, MAP_SHARED,
+		 t.fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, mprotect(t.map, t.ts.mmap_size,
+			       PROT_READ | PROT_WRITE | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
+	EXPECT_EQ(-1, mprotect(t.map, t.ts.mmap_size, PROT_READ | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
+	/* The table still works. */
+	t.slots[1].cookie = 5;
+	EXPECT_EQ(0, table_arm(&t, 1, now_ns() + 2 * MS));
+	EXPECT_EQ(1, table_wait(&t, 5000));
+	table_close(&t);
+}
+
+/*
+ * A forked child has no copy of the mapping (its pages are not there: a
+ * touch faults), while the parent's stays whole.
+ */
+TEST(a_forked_child_does_not_inherit_the_mapping)
+{
+	struct table t;
+	pid_t pid;
+	int status;
+
+	ASSERT_EQ(0, table_open(&t, 16));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		*(volatile __u64 *)&t.slots[0].deadline_ns = 1;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV) {
+		TH_LOG("the child's store did not fault: status %#x", status);
+	}
+	EXPECT_EQ(0, t.slots[0].deadline_ns);
+	t.slots[0].cookie = 9;
+	EXPECT_EQ(0, table_arm(&t, 0, now_ns() + 2 * MS));
+	EXPECT_EQ(1, table_wait(&t, 5000));
+	table_close(&t);
+}
+
 TEST(an_armed_slot_fires_once_into_the_ring)
 {
 	struct htw_table_cqe e;
@@ -435,6 +488,82 @@ TEST(a_full_completion_ring_loses_nothing)
 	}
 	EXPECT_EQ(1, seen[0]);
 	EXPECT_EQ(1, seen[1]);
+	table_close(&t);
+}
+
+/* The value of @key in the fdinfo of @fd, or -1. */
+static long long fdinfo_value(int fd, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			v = strtoll(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+/*
+ * A process that leaves its completion ring full, with slots waiting for
+ * room, and sleeps: the kernel looks again a backoff later (1 ms, doubling
+ * to 128 ms), not at every tick.  Fewer than 100 runs of the table's
+ * timer in a second of sleep (a run a tick would be 1000).  Then the
+ * consumer makes room and polls: the waiting slot fires, its record
+ * intact, within a few ticks.
+ */
+TEST(a_full_ring_costs_no_run_a_tick)
+{
+	struct htw_table_cqe e;
+	struct table t;
+	long long runs;
+	uint64_t d;
+	uint32_t i, ring;
+
+	ASSERT_EQ(0, table_open(&t, 16));
+	ring = t.hdr->cq_mask + 1;
+	d = now_ns() + 2 * MS;
+	for (i = 0; i < ring; i++)
+		ASSERT_EQ(0, table_arm(&t, i, d));
+	for (i = 0; i < 2000 && table_ready(&t) < ring; i++)
+		usleep(1000);
+	ASSERT_EQ(ring, table_ready(&t));
+	/* Armed again, due, and no room: it waits. */
+	t.slots[0].cookie = 42;
+	d = now_ns() + 2 * MS;
+	ASSERT_EQ(0, table_arm(&t, 0, d));
+	usleep(100 * 1000);
+	EXPECT_LE(1, t.hdr->cq_waits);
+	runs = fdinfo_value(t.fd, "htw-table-runs");
+	ASSERT_LE(0, runs);
+	usleep(1000 * 1000);
+	runs = fdinfo_value(t.fd, "htw-table-runs") - runs;
+	EXPECT_GT(100, runs) {
+		TH_LOG("%lld runs in a second of sleep", runs);
+	}
+	table_take(&t, &e);
+	for (i = 0; i < 5000 && table_ready(&t) < ring; i++) {
+		struct pollfd p = { .fd = t.fd, .events = POLLIN };
+
+		poll(&p, 1, 1);
+		usleep(1000);
+	}
+	EXPECT_EQ(ring, table_ready(&t));
+	for (i = 1; i < ring; i++)
+		table_take(&t, &e);
+	table_take(&t, &e);
+	EXPECT_EQ(0, e.slot);
+	EXPECT_EQ(42, e.cookie);
+	EXPECT_EQ(d, e.deadline_ns);
+	TH_LOG("%lld runs in a second of sleep", runs);
 	table_close(&t);
 }
 
@@ -633,6 +762,96 @@ TEST(a_scribbler_only_confuses_its_own_table)
 		}
 		close(kmsg);
 	}
+}
+
+/* ---- the doorbell is bounded, and returns at a signal ---- */
+
+#define BELL_ENTRIES	65536
+#define BELL_RUN_NS	(1000ULL * MS)
+#define BELL_PUSH_NS	(5000ULL * MS)	/* the pusher's own bound */
+
+struct bell {
+	struct table t;
+	pthread_t main;
+	int stop;
+	uint64_t signals_sent;
+};
+
+static void bell_on_signal(int sig)
+{
+}
+
+/* Keep sq_tail more than a ring ahead of the kernel's head. */
+static void *bell_push(void *arg)
+{
+	struct bell *b = arg;
+	uint32_t ring = b->t.hdr->sq_mask + 1;
+	uint64_t end = now_ns() + BELL_PUSH_NS;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) && now_ns() < end)
+		__atomic_store_n(&b->t.hdr->sq_tail,
+				 __atomic_load_n(&b->t.hdr->sq_head, __ATOMIC_ACQUIRE) +
+				 2 * ring + 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A handled signal at the caller every 20 ms. */
+static void *bell_signal(void *arg)
+{
+	struct bell *b = arg;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+		usleep(20 * 1000);
+		pthread_kill(b->main, SIGUSR1);
+		b->signals_sent++;
+	}
+	return NULL;
+}
+
+/*
+ * HTW_IOC_TABLE_ENTER consumes at most a ring's worth, skipped entries
+ * included, and returns at a pending signal: with another thread keeping
+ * sq_tail more than a ring ahead, and a handled signal every 20 ms, every
+ * call returns within 100 ms, with a count or EINTR.
+ */
+TEST(the_doorbell_is_bounded_and_returns_at_a_signal)
+{
+	struct sigaction sa = { .sa_handler = bell_on_signal };	/* no SA_RESTART */
+	struct bell *b = calloc(1, sizeof(*b));
+	uint64_t start, t0, took, worst = 0, calls = 0, eintr = 0;
+	pthread_t push, sig;
+	long r;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, table_open(&b->t, BELL_ENTRIES));
+	b->main = pthread_self();
+	ASSERT_EQ(0, pthread_create(&push, NULL, bell_push, b));
+	ASSERT_EQ(0, pthread_create(&sig, NULL, bell_signal, b));
+	for (start = now_ns(); now_ns() - start < BELL_RUN_NS; calls++) {
+		t0 = now_ns();
+		r = ioctl(b->t.fd, HTW_IOC_TABLE_ENTER, 0);
+		took = now_ns() - t0;
+		worst = took > worst ? took : worst;
+		if (r < 0) {
+			EXPECT_EQ(EINTR, errno);
+			eintr++;
+		}
+	}
+	__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(push, NULL);
+	pthread_join(sig, NULL);
+	EXPECT_GT(100 * MS, worst) {
+		TH_LOG("a doorbell took %llu ms", (unsigned long long)(worst / MS));
+	}
+	EXPECT_LT(0, b->t.hdr->sq_invalid);
+	TH_LOG("%llu calls, %llu EINTR, %llu signals, longest %llu us",
+	       (unsigned long long)calls, (unsigned long long)eintr,
+	       (unsigned long long)b->signals_sent,
+	       (unsigned long long)(worst / 1000));
+	signal(SIGUSR1, SIG_DFL);
+	table_close(&b->t);
+	free(b);
 }
 
 /* ---- the opener's time namespace ---- */
