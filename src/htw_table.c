@@ -16,8 +16,9 @@
  * A full completion ring costs a look a backoff apart (1 ms doubling to
  * 128 ms, htw_table_room_tick()), or at the next tick once the consumer
  * made room and said so: the slots that came due meanwhile wait in one
- * list, and each run moves as many as there is room for, reading each slot again then (a waiting slot's submission needs
- * nothing more: whatever it says is read when the slot leaves the list).
+ * list, and each run moves as many as there is room for, reading each
+ * slot again then (a waiting slot's submission needs nothing more:
+ * whatever it says is read when the slot leaves the list).
  *
  * What user space can do to the kernel through the shared pages: name
  * slots in the submission ring (checked against the table's size), write
