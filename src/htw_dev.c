@@ -883,11 +883,14 @@ static struct htw_wheel *htw_file_peek_table(struct htw_file *hf);
 static void htw_stats_fill_table(struct htw_file *hf, struct htw_stats *st)
 {
 	struct htw_wheel *table = htw_file_peek_table(hf);
+	struct htw_table_work work;
 
 	if (!table)
 		return;
 	st->table_entries = hf->table_entries;
-	htw_table_counts(table, &st->table_taken, &st->table_fired);
+	htw_table_work(table, &work);
+	st->table_taken = work.taken;
+	st->table_fired = work.fired;
 }
 
 /* Statistics of a file whose wheel may not exist yet. */
@@ -1191,15 +1194,26 @@ static int htw_char_mmap(struct file *file, struct vm_area_struct *vma)
 	return htw_table_mmap(table, vma);
 }
 
-/* The kernel CPU a table costs: its tick's runs (hrtimer wake-ups). */
-static void htw_show_table_runs(struct seq_file *m, struct htw_file *hf)
+/*
+ * The kernel CPU a table costs: its tick's runs (hrtimer wake-ups), the
+ * ring entries it consumed, the slots it moved later, the runs that ended
+ * at their budget, and the slots that waited for room.
+ */
+static void htw_show_table_work(struct seq_file *m, struct htw_file *hf)
 {
 	struct htw_wheel *table = htw_file_peek_table(hf);
+	struct htw_table_work work = {};
 	struct htw_wheel_stats ws = {};
 
-	if (table)
+	if (table) {
 		htw_wheel_get_stats(table, &ws);
+		htw_table_work(table, &work);
+	}
 	seq_printf(m, "htw-table-runs:\t%llu\n", ws.tick_wakeups);
+	seq_printf(m, "htw-table-consumed:\t%llu\n", work.consumed);
+	seq_printf(m, "htw-table-replaced:\t%llu\n", work.replaced);
+	seq_printf(m, "htw-table-budget-stops:\t%llu\n", work.budget_stops);
+	seq_printf(m, "htw-table-room-waits:\t%llu\n", work.room_waits);
 }
 
 static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
@@ -1219,7 +1233,7 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "htw-table-entries:\t%llu\n", st.table_entries);
 	seq_printf(m, "htw-table-taken:\t%llu\n", st.table_taken);
 	seq_printf(m, "htw-table-fired:\t%llu\n", st.table_fired);
-	htw_show_table_runs(m, hf);
+	htw_show_table_work(m, hf);
 	seq_printf(m, "htw-trace-id:\t%u\n", hf->id);
 }
 

@@ -106,7 +106,10 @@ struct htw_timer {
 	u32 where;		/* htw_where() */
 	u64 cookie;
 	u64 deadline_ns;	/* next deadline; the one reported when ready */
-	u64 period_ns;		/* 0: one-shot */
+	union {
+		u64 period_ns;	/* 0: one-shot */
+		u64 table_run;	/* a table's slot: the run that last moved it */
+	};
 	union {
 		u64 expires;	/* pending: tick index it fires at */
 		u64 fired_ns;	/* ready: clock time of the tick run */
@@ -165,6 +168,21 @@ struct htw_bucket {
 #define HTW_BATCH		1024
 
 /*
+ * A run of a table's wheel (from a wake-up of its tick, or a doorbell,
+ * until it has processed up to the tick it began for) handles at most
+ * HTW_TABLE_RUN_SLOTS slots: visits, submissions taken in, waiting slots
+ * moved; what is left waits for the next tick.  Of those, it moves at
+ * most HTW_TABLE_RUN_MOVES to the later deadline user space stored (the
+ * lazy re-arm, which costs user space a store and the kernel a visit);
+ * past that, the rest waits a backoff (htw_table_run_stopped()).  Within
+ * one run a slot is moved at most once; moved again, it waits for the
+ * next run.  So whatever user space stores, a run ends, and the kernel's
+ * time on a table's moves has a ceiling.
+ */
+#define HTW_TABLE_RUN_SLOTS	(16 * HTW_BATCH)
+#define HTW_TABLE_RUN_MOVES	HTW_BATCH
+
+/*
  * A wheel.  LOCK ORDER: tick_lock -> ready_lock -> bucket lock; arm_lock
  * is a leaf (the hrtimer base lock nests inside it), and so is the handle
  * table's free-list lock (process context, never inside a wheel lock).
@@ -212,6 +230,11 @@ struct htw_wheel {
 	spinlock_t tick_lock;
 	u64 clk;		/* tick being or last processed */
 	bool tick_open;		/* tick @clk not finished yet */
+	bool run_open;		/* a run is under way, batch by batch */
+	u64 run_end;		/* the tick it processes up to, fixed at its start */
+	u64 run_seq;		/* runs begun */
+	u32 run_slots;		/* a table's: slots it handled, to HTW_TABLE_RUN_SLOTS */
+	u32 run_moves;		/* of them moved later, to HTW_TABLE_RUN_MOVES */
 	/*
 	 * Drains in progress: no expiry meanwhile.  WRITE_ONCE(): a re-arm
 	 * reads it under bucket locks alone (htw_move_between()).

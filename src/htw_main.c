@@ -12,6 +12,7 @@
 
 #include "htw_api.h"
 #include "htw_limits.h"
+#include "htw_tick.h"
 #include "htw_wheel.h"
 
 static int __init htw_init(void)
@@ -22,15 +23,25 @@ static int __init htw_init(void)
 	ret = htw_wheel_module_init();
 	if (ret)
 		return ret;
+	ret = htw_tick_module_init();
+	if (ret)
+		goto out_wheel;
 	ret = htw_dev_register();
 	if (ret)
-		htw_wheel_module_exit();
+		goto out_tick;
+	return 0;
+
+out_tick:
+	htw_tick_module_exit();
+out_wheel:
+	htw_wheel_module_exit();
 	return ret;
 }
 
 static void __exit htw_exit(void)
 {
 	htw_dev_unregister();
+	htw_tick_module_exit();
 	htw_wheel_module_exit();
 }
 

@@ -79,6 +79,12 @@
  *               READ_ONCE() by poll
  * @room_backoff_ns: how long the next run waits for room if the consumer
  *               makes none; under tick_lock
+ * @replaced:    slots a visit moved to the later deadline user space
+ *               stored; under tick_lock, READ_ONCE() outside
+ * @budget_stops: runs that ended at their budget; likewise
+ * @move_backoff_ns: how long the next run waits after one that ended at
+ *               HTW_TABLE_RUN_MOVES; 0 after a run that did not; under
+ *               tick_lock
  */
 struct htw_table {
 	void *mem;
@@ -104,6 +110,9 @@ struct htw_table {
 	bool room_wait;
 	u32 room_head;
 	u64 room_backoff_ns;
+	u64 replaced;
+	u64 budget_stops;
+	u64 move_backoff_ns;
 };
 
 /* The layout of a table of @entries slots, as HTW_IOC_TABLE_SETUP says it. */
@@ -163,6 +172,7 @@ static int htw_table_take_timers(struct htw_wheel *w, u32 entries)
 		if (WARN_ON_ONCE(t != htw_table_timer(w, slot)))
 			return -EINVAL;
 		t->cookie = slot;
+		t->table_run = 0;
 		WRITE_ONCE(t->where, htw_where(HTW_FREE, 0));
 		if (slot % HTW_BATCH == HTW_BATCH - 1)
 			cond_resched();
@@ -272,11 +282,18 @@ u64 htw_table_taken(struct htw_wheel *w)
 	return READ_ONCE(w->table->taken);
 }
 
-void htw_table_counts(struct htw_wheel *w, u64 *taken, u64 *fired)
+void htw_table_work(struct htw_wheel *w, struct htw_table_work *out)
 {
-	*taken = READ_ONCE(w->table->taken);
-	*fired = READ_ONCE(w->table->fired);
+	struct htw_table *tb = w->table;
+
+	out->taken = READ_ONCE(tb->taken);
+	out->consumed = READ_ONCE(tb->consumed);
+	out->fired = READ_ONCE(tb->fired);
+	out->replaced = READ_ONCE(tb->replaced);
+	out->budget_stops = READ_ONCE(tb->budget_stops);
+	out->room_waits = READ_ONCE(tb->cq_waits);
 }
+EXPORT_SYMBOL_IF_KUNIT(htw_table_work);
 
 u64 htw_table_consumed(struct htw_wheel *w)
 {
@@ -295,19 +312,61 @@ bool htw_table_more_to_take(struct htw_wheel *w, u64 consumed_before)
 
 /*
  * Place @t, which the caller owns, for the deadline @deadline user space
- * wrote (on its clock), as seen from tick @from; drop it for 0.  The run's
- * end arms the hrtimer for whatever it placed.
+ * wrote (on its clock), as seen from tick @from, and no earlier than tick
+ * @not_before; drop it for 0.  The run's end arms the hrtimer for
+ * whatever it placed.
  */
 static void htw_table_place(struct htw_wheel *w, struct htw_timer *t,
-			    u64 deadline, u64 from)
+			    u64 deadline, u64 from, u64 not_before)
 {
 	if (!deadline) {
 		htw_timer_set_where(t, HTW_FREE, 0);
 		return;
 	}
 	t->deadline_ns = htw_timens_to_host(deadline, w->table->offset);
-	t->expires = htw_grid_expiry_tick(&w->grid, t->deadline_ns, 0);
+	t->expires = max(htw_grid_expiry_tick(&w->grid, t->deadline_ns, 0),
+			 not_before);
 	htw_wheel_place(w, t, from);
+}
+
+/*
+ * A visit moves @t to the later deadline user space stored: once a run.
+ * Moved again in the same run, it waits for the tick after the run's.
+ */
+static void htw_table_move_later(struct htw_wheel *w, struct htw_timer *t,
+				 u64 deadline, u64 tick)
+{
+	u64 not_before = t->table_run == w->run_seq ? w->run_end + 1 : 0;
+
+	t->table_run = w->run_seq;
+	if (deadline) {
+		w->run_moves++;
+		WRITE_ONCE(w->table->replaced, w->table->replaced + 1);
+	}
+	htw_table_place(w, t, deadline, tick, not_before);
+}
+
+u64 htw_table_run_stopped(struct htw_wheel *w, u64 target, bool by_moves)
+{
+	struct htw_table *tb = w->table;
+	u64 wait;
+
+	lockdep_assert_held(&w->tick_lock);
+	WRITE_ONCE(tb->budget_stops, tb->budget_stops + 1);
+	if (!by_moves) {
+		tb->move_backoff_ns = 0;
+		return target + 1;
+	}
+	tb->move_backoff_ns = clamp(2 * tb->move_backoff_ns,
+				    HTW_TABLE_MOVE_WAIT_MIN_NS,
+				    HTW_TABLE_MOVE_WAIT_MAX_NS);
+	wait = DIV_ROUND_UP_ULL(tb->move_backoff_ns, w->geo.tick_ns);
+	return target + max_t(u64, wait, 1);
+}
+
+void htw_table_run_done(struct htw_wheel *w)
+{
+	w->table->move_backoff_ns = 0;
 }
 
 unsigned int htw_table_take_submissions(struct htw_wheel *w,
@@ -337,7 +396,7 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 			continue;	/* re-read when it leaves the wait list */
 		htw_wheel_take_out(w, t);
 		htw_table_place(w, t, READ_ONCE(tb->slots[slot].deadline_ns),
-				w->clk);
+				w->clk, 0);
 	}
 	WRITE_ONCE(tb->consumed, tb->consumed + (u32)(head - tb->sq_head));
 	WRITE_ONCE(tb->sq_head, head);	/* a doorbell compares it unlocked */
@@ -402,7 +461,7 @@ static void htw_table_wait_for_room(struct htw_table *tb, struct htw_timer *t)
 	else
 		tb->waiting = t;
 	tb->waiting_last = t;
-	tb->cq_waits++;
+	WRITE_ONCE(tb->cq_waits, tb->cq_waits + 1);
 	WRITE_ONCE(tb->hdr->cq_waits, tb->cq_waits);
 }
 
@@ -428,7 +487,7 @@ bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
 					 htw_timens_to_host(deadline, tb->offset),
 					 0) > tick) {
 			/* Disarmed, or moved later: no record. */
-			htw_table_place(w, t, deadline, tick);
+			htw_table_move_later(w, t, deadline, tick);
 			return false;
 		}
 		if (htw_table_cq_full(tb)) {

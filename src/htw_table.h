@@ -43,8 +43,17 @@ bool htw_table_has_completions(struct htw_wheel *w);
 u64 htw_table_taken(struct htw_wheel *w);
 /* Entries of the submission ring consumed: taken in, or skipped over. */
 u64 htw_table_consumed(struct htw_wheel *w);
-/* That, and the records written; each exact, not one snapshot. */
-void htw_table_counts(struct htw_wheel *w, u64 *taken, u64 *fired);
+/* What a table cost: each count exact, not one snapshot. */
+struct htw_table_work {
+	u64 taken;		/* submissions taken in */
+	u64 consumed;		/* ring entries consumed: taken, or skipped */
+	u64 fired;		/* records written */
+	u64 replaced;		/* slots a visit moved to a later deadline */
+	u64 budget_stops;	/* runs that ended at HTW_TABLE_RUN_SLOTS */
+	u64 room_waits;		/* slots that waited for room in the ring */
+};
+
+void htw_table_work(struct htw_wheel *w, struct htw_table_work *out);
 /*
  * Whether a doorbell that began when htw_table_consumed() was
  * @consumed_before should take in more: submissions wait, and it consumed
@@ -83,6 +92,17 @@ bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick);
 /* The bounds of the wait for room in a full completion ring. */
 #define HTW_TABLE_ROOM_WAIT_MIN_NS	(1 * NSEC_PER_MSEC)
 #define HTW_TABLE_ROOM_WAIT_MAX_NS	(128 * NSEC_PER_MSEC)
+/*
+ * Tick: a run ended at its budget (@by_moves: HTW_TABLE_RUN_MOVES, else
+ * HTW_TABLE_RUN_SLOTS) having begun for tick @target.  Returns the tick of
+ * the next run: the next one, or after a run ended by its moves, a backoff
+ * later, 1 ms doubling to 16 ms while run after run ends so.
+ */
+u64 htw_table_run_stopped(struct htw_wheel *w, u64 target, bool by_moves);
+/* Tick: a run completed. */
+void htw_table_run_done(struct htw_wheel *w);
+#define HTW_TABLE_MOVE_WAIT_MIN_NS	(1 * NSEC_PER_MSEC)
+#define HTW_TABLE_MOVE_WAIT_MAX_NS	(16 * NSEC_PER_MSEC)
 /* Tick, at the end of a run: when slots waiting for room run next. */
 u64 htw_table_room_tick(struct htw_wheel *w);
 /* Unlocked: slots wait for room, and the consumer has made some since. */

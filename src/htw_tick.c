@@ -258,6 +258,26 @@ static bool htw_process_tick(struct htw_wheel *w, u64 tick, u64 now_ns,
 	return true;
 }
 
+/* The ticks of a run up to @target, as far as *@budget goes. */
+static bool htw_advance_to(struct htw_wheel *w, u64 target, u64 now_ns,
+			   unsigned int *budget, unsigned int *fired)
+{
+	u64 tick;
+
+	for (;;) {
+		if (w->tick_open) {
+			if (!htw_process_tick(w, w->clk, now_ns, budget, fired))
+				return false;
+			w->tick_open = false;
+		}
+		tick = htw_grid_next_visit(&w->grid, w->occupied, w->clk);
+		if (tick > target)
+			return true;
+		w->clk = tick;
+		w->tick_open = true;
+	}
+}
+
 /*
  * A table's slots that waited for room in the completion ring, then its
  * submissions: at most a quarter of a batch each, so that user space
@@ -272,39 +292,75 @@ static void htw_take_table_work(struct htw_wheel *w, u64 now_ns,
 }
 
 /*
- * Process ticks up to the one @now_ns falls in, jumping straight from one
- * visited tick to the next through the occupancy bits, so a long idle gap
- * costs nothing; stop once *@budget timers were handled.  Returns true
- * when the run is complete (and the hrtimer re-armed), false when it
- * stopped early with more to do.
+ * A table's run that spent its budget ends there: the rest of its ticks
+ * waits for the tick htw_table_run_stopped() says, after @target, the one
+ * the run began for (never earlier: a tick already passed would fire at
+ * once).
+ */
+static void htw_table_run_stop(struct htw_wheel *w, u64 target)
+{
+	u64 next = htw_table_run_stopped(w, target,
+					 w->run_moves >= HTW_TABLE_RUN_MOVES);
+
+	lockdep_assert_held(&w->tick_lock);
+	spin_lock_bh(&w->arm_lock);
+	WRITE_ONCE(w->armed_tick, next);
+	htw_start_hrtimer(w, next);
+	spin_unlock_bh(&w->arm_lock);
+	htw_rearm_table(w);
+}
+
+/*
+ * Process ticks up to @w->run_end, the tick @now_ns fell in when the run
+ * began, jumping straight from one visited tick to the next through the
+ * occupancy bits, so a long idle gap costs nothing; stop once *@budget
+ * timers were handled.  Returns true when the run is complete (and the
+ * hrtimer re-armed), or a table's run spent its HTW_TABLE_RUN_SLOTS;
+ * false when it stopped early with more to do.
  */
 static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
 			unsigned int *fired)
 {
-	u64 target = max(htw_grid_tick_of(&w->grid, now_ns), w->clk);
-	u64 tick;
+	unsigned int batch = *budget;
+	bool done;
+	u64 target;
 
 	lockdep_assert_held(&w->tick_lock);
 	if (w->paused)
 		return true;	/* the drain re-arms when it is done */
-	if (w->table)
+	if (!w->run_open) {
+		w->run_open = true;
+		w->run_seq++;
+		w->run_slots = 0;
+		w->run_moves = 0;
+		w->run_end = max(htw_grid_tick_of(&w->grid, now_ns), w->clk);
+	}
+	target = w->run_end;
+	if (w->table) {
+		*budget = min3(*budget, HTW_TABLE_RUN_SLOTS - w->run_slots,
+			       HTW_TABLE_RUN_MOVES - w->run_moves);
+		batch = *budget;
 		htw_take_table_work(w, now_ns, budget, fired);
+	}
 	WRITE_ONCE(w->horizon, max(READ_ONCE(w->horizon), target));
 	/* Pairs with smp_mb() in htw_insert(): see struct htw_wheel. */
 	smp_mb();
-	for (;;) {
-		if (w->tick_open) {
-			if (!htw_process_tick(w, w->clk, now_ns, budget, fired))
-				return false;
-			w->tick_open = false;
+	done = htw_advance_to(w, target, now_ns, budget, fired);
+	if (w->table) {
+		w->run_slots += batch - *budget;
+		if (!done && (w->run_slots >= HTW_TABLE_RUN_SLOTS ||
+			      w->run_moves >= HTW_TABLE_RUN_MOVES)) {
+			w->run_open = false;
+			htw_table_run_stop(w, target);
+			return true;
 		}
-		tick = htw_grid_next_visit(&w->grid, w->occupied, w->clk);
-		if (tick > target)
-			break;
-		w->clk = tick;
-		w->tick_open = true;
 	}
+	if (!done)
+		return false;
+	w->run_open = false;
 	w->clk = target;
+	if (w->table)
+		htw_table_run_done(w);
 	htw_rearm(w);
 	return true;
 }
@@ -356,6 +412,24 @@ VISIBLE_IF_KUNIT void htw_run_all(struct htw_wheel *w)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_run_all);
 
+/*
+ * The rest of a run that one softirq invocation did not finish goes to a
+ * workqueue of the module's own, unbound: however long a run is, it never
+ * holds up the other work items of a CPU's shared pool (system_wq).
+ */
+static struct workqueue_struct *htw_run_wq;
+
+int htw_tick_module_init(void)
+{
+	htw_run_wq = alloc_workqueue("htwheel_run", WQ_UNBOUND, 0);
+	return htw_run_wq ? 0 : -ENOMEM;
+}
+
+void htw_tick_module_exit(void)
+{
+	destroy_workqueue(htw_run_wq);
+}
+
 /* The rest of a run that one softirq invocation did not finish. */
 static void htw_run_work(struct work_struct *work)
 {
@@ -369,7 +443,7 @@ static enum hrtimer_restart htw_hrtimer_fn(struct hrtimer *hrtimer)
 	if (!htw_run_batch(w, true)) {
 		spin_lock(&w->arm_lock);
 		if (!w->dying)
-			queue_work(system_wq, &w->run_work);
+			queue_work(htw_run_wq, &w->run_work);
 		spin_unlock(&w->arm_lock);
 	}
 	return HRTIMER_NORESTART;
@@ -541,6 +615,7 @@ VISIBLE_IF_KUNIT void htw_resume(struct htw_wheel *w)
 	if (!w->paused) {
 		/* Whatever the open tick had left, the drain took. */
 		w->tick_open = false;
+		w->run_open = false;
 		htw_rearm(w);	/* idle now: disarm rather than wake for nothing */
 	}
 	spin_unlock_bh(&w->tick_lock);

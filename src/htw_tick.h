@@ -12,6 +12,10 @@
 
 #include "htw_wheel.h"
 
+/* The workqueue of long runs; from module init and exit. */
+int htw_tick_module_init(void);
+void htw_tick_module_exit(void);
+
 /* The clock of the device's wheels: ktime and an hrtimer per wheel. */
 extern const struct htw_clock htw_hrtimer_clock;
 

@@ -213,7 +213,41 @@ static void htw_table_race_cancel_wins(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, U64_MAX);
 }
 
+/* User space moving a due slot 1 ms later each time the kernel would fire it. */
+static void htw_race_move_on(struct htw_table_slot *slot)
+{
+	WRITE_ONCE(slot->deadline_ns, READ_ONCE(slot->deadline_ns) + MS);
+	htw_race_calls++;
+}
+
+/*
+ * A run moves a slot at most once.  User space moves slot 2 1 ms later
+ * just as each visit would fire it; a run of 10 ticks moves it once
+ * (tick 1 to 2), and at tick 2 sends it after the run (tick 11) rather
+ * than follow it to the run's end; the next run fires it.
+ */
+static void htw_table_run_moves_a_slot_once(struct kunit *test)
+{
+	struct htw_table_work work;
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 4);
+	htw_tb_arm(&tb, 2, T0 + MS, 2);
+	htw_wheel_table_enter(tb.w);
+	htw_race_calls = 0;
+	kunit_activate_static_stub(test, htw_table_claim_race, htw_race_move_on);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 10 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_race_calls, 2);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(tb.w->armed_tick), 11);
+	htw_table_work(tb.w, &work);
+	KUNIT_EXPECT_EQ(test, work.replaced, 2);
+	kunit_deactivate_static_stub(test, htw_table_claim_race);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 11 * MS), 1);
+	KUNIT_EXPECT_EQ(test, htw_tb_take(&tb).deadline_ns, T0 + 3 * MS);
+}
+
 static struct kunit_case htw_table_race_cases[] = {
+	KUNIT_CASE(htw_table_run_moves_a_slot_once),
 	KUNIT_CASE(htw_table_race_later_wins),
 	KUNIT_CASE(htw_table_race_cancel_wins),
 	{}
@@ -358,7 +392,67 @@ static void htw_table_doorbell_signal(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 1);
 }
 
+/*
+ * A run handles HTW_TABLE_RUN_SLOTS slots at most: twice that many due at
+ * once fire over two runs, the second at the next tick.
+ */
+static void htw_table_run_budget(struct kunit *test)
+{
+	const u32 n = 2 * HTW_TABLE_RUN_SLOTS;
+	struct htw_table_work work;
+	struct htw_tb tb;
+	u32 i;
+
+	htw_tb_new(test, &tb, n);
+	for (i = 0; i < n; i++)
+		htw_tb_arm(&tb, i, T0 + MS, i);
+	while (tb.hdr->sq_head != n)
+		KUNIT_ASSERT_GT(test, htw_wheel_table_enter(tb.w), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + MS), HTW_TABLE_RUN_SLOTS);
+	htw_table_work(tb.w, &work);
+	KUNIT_EXPECT_EQ(test, work.budget_stops, 1);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(tb.w->armed_tick), 2);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 2 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 2 * MS), HTW_TABLE_RUN_SLOTS);
+	htw_table_work(tb.w, &work);
+	KUNIT_EXPECT_EQ(test, work.budget_stops, 1);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, U64_MAX);
+}
+
+/*
+ * A run moves HTW_TABLE_RUN_MOVES slots later at most; a program that
+ * moved four times that many gets them moved over four runs, the next one
+ * a backoff later each time (1, 2, 4 ms), not run after run.
+ */
+static void htw_table_run_moves_budget(struct kunit *test)
+{
+	const u32 n = 4 * HTW_TABLE_RUN_MOVES;
+	struct htw_table_work work;
+	u64 at[] = { 1, 2, 4, 8 }, next[] = { 2, 4, 8, 50 };
+	struct htw_tb tb;
+	u32 i;
+
+	htw_tb_new(test, &tb, n);
+	for (i = 0; i < n; i++)
+		htw_tb_arm(&tb, i, T0 + MS, i);
+	while (tb.hdr->sq_head != n)
+		KUNIT_ASSERT_GT(test, htw_wheel_table_enter(tb.w), 0);
+	/* Every slot moved later by a store alone: the lazy re-arm. */
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(tb.slots[i].deadline_ns, T0 + 50 * MS);
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + at[i] * MS), 0);
+		htw_table_work(tb.w, &work);
+		KUNIT_EXPECT_EQ(test, work.replaced, (i + 1) * HTW_TABLE_RUN_MOVES);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(tb.w->armed_tick), next[i]);
+	}
+	KUNIT_EXPECT_EQ(test, work.budget_stops, 3);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 50 * MS), n);
+}
+
 static struct kunit_case htw_table_bounds_cases[] = {
+	KUNIT_CASE(htw_table_run_moves_budget),
+	KUNIT_CASE(htw_table_run_budget),
 	KUNIT_CASE(htw_table_doorbell_signal),
 	KUNIT_CASE(htw_table_batches_submissions),
 	KUNIT_CASE(htw_table_skips_what_names_nothing),

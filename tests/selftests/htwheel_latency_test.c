@@ -19,6 +19,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
 
@@ -695,6 +697,121 @@ TEST_F_TIMEOUT(latency, table_expiry_at_one_instant_is_preemptible, 100)
 {
 	measure(_metadata, self, "256k table slots expiring at one instant",
 		table_expiry_once);
+}
+
+/*
+ * A program that keeps storing later deadlines into every slot of its
+ * table, 20 ms ahead, so that none ever fires and the kernel moves every
+ * slot at each visit, from a process of its own on the work CPU: every
+ * kernel run of its table handles HTW_TABLE_RUN_SLOTS slots at most and
+ * moves each slot once, on the module's own workqueue.  The probes see no
+ * more than their bound; a user of the kernel's shared workqueue
+ * (vm.stat_refresh) is not held 100 ms; the storer dies within 1 s of
+ * SIGKILL.
+ */
+#define STORER_SLOTS	(1U << 16)
+#define STORER_NS	(2 * SEC)
+#define STORER_LEAD_NS	(20 * MS)	/* well over a pass of the loop */
+
+static void storer_loop(int ready_fd)
+{
+	struct big_table t = { 0 };
+	uint64_t now;
+	uint32_t i;
+
+	t.fd = htw_test_open(0);
+	t.ts.entries = STORER_SLOTS;
+	if (t.fd < 0 || ioctl(t.fd, HTW_IOC_TABLE_SETUP, &t.ts))
+		_exit(1);
+	t.map = mmap(NULL, t.ts.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, t.fd, 0);
+	if (t.map == MAP_FAILED)
+		_exit(1);
+	t.hdr = (struct htw_table_header *)t.map;
+	t.slots = (struct htw_table_slot *)(t.map + t.ts.slots_off);
+	t.sq = (uint32_t *)(t.map + t.ts.sq_off);
+	/* Far enough for the intake to end first; then kept ahead. */
+	now = htw_test_now(CLOCK_MONOTONIC);
+	for (i = 0; i < STORER_SLOTS; i++) {
+		t.slots[i].deadline_ns = now + 200 * MS;
+		t.sq[i] = i;
+	}
+	__atomic_store_n(&t.hdr->sq_tail, STORER_SLOTS, __ATOMIC_RELEASE);
+	ioctl(t.fd, HTW_IOC_TABLE_ENTER, 0);
+	if (write(ready_fd, &t.fd, sizeof(t.fd)) != sizeof(t.fd))
+		_exit(1);
+	for (;;) {
+		now = htw_test_now(CLOCK_MONOTONIC) + STORER_LEAD_NS;
+		for (i = 0; i < STORER_SLOTS; i++)
+			__atomic_store_n(&t.slots[i].deadline_ns, now, __ATOMIC_RELAXED);
+	}
+}
+
+/* How long one write to vm.stat_refresh (a system_wq user) takes; 0 if none. */
+static uint64_t stat_refresh_ns(void)
+{
+	uint64_t t0 = htw_test_now(CLOCK_MONOTONIC);
+	FILE *f = fopen("/proc/sys/vm/stat_refresh", "w");
+
+	if (!f)
+		return 0;
+	fputs("1\n", f);
+	fclose(f);
+	return htw_test_now(CLOCK_MONOTONIC) - t0;
+}
+
+static void storer_once(struct __test_metadata *_metadata,
+			FIXTURE_DATA(latency) *self, uint64_t *op, uint64_t *worst)
+{
+	uint64_t end, wq = 0, w, t0;
+	int pipefd[2], status, fd;
+	char path[64], line[128];
+	FILE *f;
+	pid_t pid;
+
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(pipefd[0]);
+		storer_loop(pipefd[1]);
+	}
+	close(pipefd[1]);
+	ASSERT_EQ(sizeof(fd), read(pipefd[0], &fd, sizeof(fd)))
+		TH_LOG("the storer could not set its table up");
+	close(pipefd[0]);
+	sleeper_take(self, NULL);
+	t0 = htw_test_now(CLOCK_MONOTONIC);
+	for (end = t0 + STORER_NS; htw_test_now(CLOCK_MONOTONIC) < end;) {
+		w = stat_refresh_ns();
+		wq = w > wq ? w : wq;
+		usleep(100000);
+	}
+	sleeper_take(self, worst);
+	*op = htw_test_now(CLOCK_MONOTONIC) - t0;
+	/* What the storer's table cost the kernel meanwhile. */
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "htw-table-", 10))
+			ksft_print_msg("storer: %s", line);
+	if (f)
+		fclose(f);
+	t0 = htw_test_now(CLOCK_MONOTONIC);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	w = htw_test_now(CLOCK_MONOTONIC) - t0;
+	ksft_print_msg("storer: stat_refresh took %.1f ms at worst; died %.1f ms after SIGKILL\n",
+		       wq / 1e6, w / 1e6);
+	EXPECT_GT(100 * MS, wq);
+	EXPECT_GT(SEC, w);
+	/* The bound is the probes' baseline and 5 steps, not a per-timer cost. */
+	*op = 0;
+}
+
+TEST_F_TIMEOUT(latency, a_table_storer_cannot_hold_the_kernel, 100)
+{
+	measure(_metadata, self, "a program storing later deadlines into 64k slots",
+		storer_once);
 }
 
 TEST_HARNESS_MAIN
