@@ -19,7 +19,8 @@
 				 BIT_ULL(_IOC_NR(HTW_IOC_SET_EVENTFD)) |	\
 				 BIT_ULL(_IOC_NR(HTW_IOC_REARM)) |	\
 				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE_SETUP)) | \
-				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE_ENTER)))
+				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE_ENTER)) | \
+				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE_STATS)))
 
 int htw_api_negotiate(struct htw_api *api);
 

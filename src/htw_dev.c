@@ -913,6 +913,43 @@ static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 	htw_stats_fill_table(hf, st);
 }
 
+/* What a file's table cost; all 0 without one. */
+static void htw_file_table_stats(struct htw_file *hf, struct htw_table_stats *ts)
+{
+	struct htw_wheel *table = htw_file_peek_table(hf);
+	struct htw_table_work work;
+	struct htw_wheel_stats ws;
+
+	memset(ts, 0, sizeof(*ts));
+	if (!table)
+		return;
+	htw_wheel_get_stats(table, &ws);
+	htw_table_work(table, &work);
+	ts->entries = hf->table_entries;
+	ts->runs = ws.tick_wakeups;
+	ts->taken = work.taken;
+	ts->consumed = work.consumed;
+	ts->fired = work.fired;
+	ts->moved = work.replaced;
+	ts->budget_stops = work.budget_stops;
+	ts->room_waits = work.room_waits;
+}
+
+static long htw_ioc_table_stats(struct htw_file *hf, void __user *argp)
+{
+	struct htw_table_stats ts;
+	u32 flags;
+
+	if (get_user(flags, (u32 __user *)argp))
+		return -EFAULT;
+	if (flags)
+		return -EINVAL;
+	if (!htw_file_peek_table(hf))
+		return -ENODEV;
+	htw_file_table_stats(hf, &ts);
+	return copy_to_user(argp, &ts, sizeof(ts)) ? -EFAULT : 0;
+}
+
 static long htw_ioc_stats(struct htw_file *hf, void __user *argp)
 {
 	struct htw_stats st;
@@ -1201,19 +1238,14 @@ static int htw_char_mmap(struct file *file, struct vm_area_struct *vma)
  */
 static void htw_show_table_work(struct seq_file *m, struct htw_file *hf)
 {
-	struct htw_wheel *table = htw_file_peek_table(hf);
-	struct htw_table_work work = {};
-	struct htw_wheel_stats ws = {};
+	struct htw_table_stats ts;
 
-	if (table) {
-		htw_wheel_get_stats(table, &ws);
-		htw_table_work(table, &work);
-	}
-	seq_printf(m, "htw-table-runs:\t%llu\n", ws.tick_wakeups);
-	seq_printf(m, "htw-table-consumed:\t%llu\n", work.consumed);
-	seq_printf(m, "htw-table-replaced:\t%llu\n", work.replaced);
-	seq_printf(m, "htw-table-budget-stops:\t%llu\n", work.budget_stops);
-	seq_printf(m, "htw-table-room-waits:\t%llu\n", work.room_waits);
+	htw_file_table_stats(hf, &ts);
+	seq_printf(m, "htw-table-runs:\t%llu\n", ts.runs);
+	seq_printf(m, "htw-table-consumed:\t%llu\n", ts.consumed);
+	seq_printf(m, "htw-table-moved:\t%llu\n", ts.moved);
+	seq_printf(m, "htw-table-budget-stops:\t%llu\n", ts.budget_stops);
+	seq_printf(m, "htw-table-room-waits:\t%llu\n", ts.room_waits);
 }
 
 static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
@@ -1274,6 +1306,8 @@ static long htw_char_ioctl(struct file *file, unsigned int cmd, unsigned long pa
 		return htw_ioc_table_setup(hf, argp);
 	case HTW_IOC_TABLE_ENTER:
 		return htw_ioc_table_enter(hf, parm);
+	case HTW_IOC_TABLE_STATS:
+		return htw_ioc_table_stats(hf, argp);
 	default:
 		return -ENOIOCTLCMD;
 	}
@@ -1411,6 +1445,7 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(HTW_WHEEL_REARM_UNKNOWN != HTW_REARM_UNKNOWN);
 	BUILD_BUG_ON(ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist) != HTW_LATE_BUCKETS);
 	BUILD_BUG_ON(sizeof(struct htw_api) != 64);
+	BUILD_BUG_ON(sizeof(struct htw_table_stats) != 128);
 	BUILD_BUG_ON(sizeof(struct htw_setup) != 64);
 	BUILD_BUG_ON(sizeof(struct htw_timer_entry) != 48);
 	BUILD_BUG_ON(sizeof(struct htw_schedule) != 48);

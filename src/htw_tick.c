@@ -308,6 +308,8 @@ static void htw_table_run_stop(struct htw_wheel *w, u64 target)
 	htw_start_hrtimer(w, next);
 	spin_unlock_bh(&w->arm_lock);
 	htw_rearm_table(w);
+	trace_htwheel_table_budget(w->geo.trace_id, w->run_slots, w->run_moves,
+				   htw_grid_tick_time(&w->grid, next));
 }
 
 /*

@@ -200,6 +200,29 @@ TRACE_EVENT(htwheel_tick,
 );
 
 /**
+ * htwheel_table_budget - a run of a table's tick ended at its budget
+ * @id:     the file's trace id
+ * @slots:  slots the run handled (at most HTW_TABLE_RUN_SLOTS)
+ * @moves:  of them, moved to a later deadline (at most HTW_TABLE_RUN_MOVES)
+ * @next:   clock time of the run that carries on, U64_MAX if none
+ */
+TRACE_EVENT(htwheel_table_budget,
+	    TP_PROTO(u32 id, u32 slots, u32 moves, u64 next),
+	    TP_ARGS(id, slots, moves, next),
+	    TP_STRUCT__entry(__field(u32, id)
+			     __field(u32, slots)
+			     __field(u32, moves)
+			     __field(u64, next_ns)),
+	    TP_fast_assign(__entry->id = id;
+			   __entry->slots = slots;
+			   __entry->moves = moves;
+			   __entry->next_ns = next;),
+	    TP_printk("id=%u slots=%u moves=%u next_ns=%llu",
+		      __entry->id, __entry->slots, __entry->moves,
+		      __entry->next_ns)
+);
+
+/**
  * htwheel_deliver - records handed to user space
  * @id:      the file's trace id
  * @via:     HTW_TRACE_VIA_READ (one read() call) or HTW_TRACE_VIA_RING

@@ -146,6 +146,27 @@ static int table_wait(struct table *t, int ms)
 	return 1;
 }
 
+/* The value of @key in the fdinfo of @fd, or -1. */
+static long long fdinfo_value(int fd, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			v = strtoll(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
 TEST(setup_answers_the_layout)
 {
 	struct table t;
@@ -180,7 +201,62 @@ TEST(api_reports_the_table)
 	EXPECT_TRUE(api.features & HTW_FEATURE_TABLE);
 	EXPECT_TRUE(api.ioctls & (1ULL << _IOC_NR(HTW_IOC_TABLE_SETUP)));
 	EXPECT_TRUE(api.ioctls & (1ULL << _IOC_NR(HTW_IOC_TABLE_ENTER)));
+	EXPECT_TRUE(api.ioctls & (1ULL << _IOC_NR(HTW_IOC_TABLE_STATS)));
 	close(fd);
+}
+
+/*
+ * HTW_IOC_TABLE_STATS: ENODEV without a table, EINVAL for flags; then the
+ * counts of what happened, equal to fdinfo's and the header's.
+ */
+TEST(table_stats_count_the_kernel_work)
+{
+	struct htw_table_stats ts = { 0 };
+	struct htw_table_cqe e;
+	struct table t;
+	int fd = htw_test_open(0);
+	uint64_t d;
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-1, ioctl(fd, HTW_IOC_TABLE_STATS, &ts));
+	EXPECT_EQ(ENODEV, errno);
+	close(fd);
+	ASSERT_EQ(0, table_open(&t, 8));
+	ts.flags = 1;
+	EXPECT_EQ(-1, ioctl(t.fd, HTW_IOC_TABLE_STATS, &ts));
+	EXPECT_EQ(EINVAL, errno);
+	/* One slot fires; one is moved later by a store, then cancelled. */
+	d = now_ns() + 20 * MS;
+	ASSERT_EQ(0, table_arm(&t, 1, d));
+	ASSERT_EQ(0, table_arm(&t, 2, d));
+	ASSERT_EQ(d, table_arm(&t, 2, d + 10 * 1000 * MS));
+	t.sq[t.hdr->sq_tail & t.hdr->sq_mask] = 1000;	/* names nothing */
+	__atomic_store_n(&t.hdr->sq_tail, t.hdr->sq_tail + 1, __ATOMIC_RELEASE);
+	ASSERT_LE(0, ioctl(t.fd, HTW_IOC_TABLE_ENTER, 0));
+	ASSERT_EQ(1, table_wait(&t, 5000));
+	table_take(&t, &e);
+	EXPECT_EQ(1, e.slot);
+	memset(&ts, 0xff, sizeof(ts));
+	ts.flags = 0;
+	ASSERT_EQ(0, ioctl(t.fd, HTW_IOC_TABLE_STATS, &ts));
+	EXPECT_EQ(8, ts.entries);
+	EXPECT_EQ(3, ts.taken);
+	EXPECT_EQ(3, ts.consumed);
+	EXPECT_EQ(1, ts.fired);
+	EXPECT_EQ(1, ts.moved);
+	EXPECT_EQ(0, ts.budget_stops);
+	EXPECT_EQ(0, ts.room_waits);
+	EXPECT_LE(1, ts.runs);
+	for (int i = 0; i < 8; i++)
+		EXPECT_EQ(0, ts.reserved[i]);
+	EXPECT_EQ(t.hdr->sq_invalid, 1);
+	EXPECT_EQ((long long)ts.runs, fdinfo_value(t.fd, "htw-table-runs"));
+	EXPECT_EQ((long long)ts.consumed, fdinfo_value(t.fd, "htw-table-consumed"));
+	EXPECT_EQ((long long)ts.moved, fdinfo_value(t.fd, "htw-table-moved"));
+	EXPECT_EQ(0, fdinfo_value(t.fd, "htw-table-budget-stops"));
+	EXPECT_EQ(0, fdinfo_value(t.fd, "htw-table-room-waits"));
+	table_cancel(&t, 2);
+	table_close(&t);
 }
 
 TEST(setup_refusals_change_nothing)
@@ -491,26 +567,6 @@ TEST(a_full_completion_ring_loses_nothing)
 	table_close(&t);
 }
 
-/* The value of @key in the fdinfo of @fd, or -1. */
-static long long fdinfo_value(int fd, const char *key)
-{
-	char path[64], line[256];
-	long long v = -1;
-	size_t len = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':') {
-			v = strtoll(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
 
 /*
  * A process that leaves its completion ring full, with slots waiting for

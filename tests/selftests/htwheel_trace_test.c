@@ -654,4 +654,61 @@ TEST_F(trace, table_slot_expiry_and_ring)
 	EXPECT_EQ(0, select_events(&self->tr, "expire", id, ev, 16));
 }
 
+/*
+ * A program moves 2048 armed slots later by stores alone: the run at
+ * their old deadline moves 1024 and ends at its budget, which the event
+ * htwheel_table_budget says, as HTW_IOC_TABLE_STATS counts it.
+ */
+TEST_F(trace, table_budget_stop_is_traced)
+{
+	struct htw_table_setup ts = { .entries = 2048 };
+	struct htw_table_stats st = { 0 };
+	struct htw_table_header *hdr;
+	struct htw_table_slot *slots;
+	const struct event *ev[64];
+	uint64_t deadline;
+	uint32_t *sq, id, i;
+	void *map;
+	int fd, n;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	fd = htw_test_open(0);
+	ASSERT_LE(0, fd);
+	id = trace_id(fd);
+	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE_SETUP, &ts));
+	map = mmap(NULL, ts.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	hdr = map;
+	slots = (void *)((char *)map + ts.slots_off);
+	sq = (void *)((char *)map + ts.sq_off);
+
+	start(_metadata, self, NULL);
+	deadline = htw_test_now(CLOCK_MONOTONIC) + 100 * MS;
+	for (i = 0; i < ts.entries; i++) {
+		slots[i].deadline_ns = deadline;
+		sq[i] = i;
+	}
+	__atomic_store_n(&hdr->sq_tail, ts.entries, __ATOMIC_RELEASE);
+	while (hdr->sq_head != ts.entries)
+		ASSERT_LE(0, ioctl(fd, HTW_IOC_TABLE_ENTER, 0));
+	/* The lazy re-arm of every slot, an hour later. */
+	for (i = 0; i < ts.entries; i++)
+		__atomic_store_n(&slots[i].deadline_ns, deadline + HOUR, __ATOMIC_SEQ_CST);
+	usleep(400 * 1000);
+	stop(_metadata, self);
+	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE_STATS, &st));
+	munmap(map, ts.mmap_size);
+	close(fd);
+
+	EXPECT_EQ(ts.entries, st.moved);
+	EXPECT_LE(1, st.budget_stops);
+	n = select_events(&self->tr, "table_budget", id, ev, 64);
+	EXPECT_EQ(st.budget_stops, n) dump(&self->tr);
+	ASSERT_LE(1, n);
+	EXPECT_EQ(1024, num(ev[0], "moves"));
+	EXPECT_EQ(1024, num(ev[0], "slots"));
+	EXPECT_LT(deadline, num(ev[0], "next_ns"));
+}
+
 TEST_HARNESS_MAIN

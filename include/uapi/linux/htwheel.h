@@ -454,6 +454,39 @@ struct htw_table_cqe {
 	__u64 expired_ns;
 };
 
+/**
+ * struct htw_table_stats - what a file's table cost the kernel
+ *                          (HTW_IOC_TABLE_STATS); every count since the
+ *                          table was set up
+ * @flags:        in: must be 0
+ * @entries:      out: slots of the table
+ * @runs:         out: runs of the table's kernel timer (its wake-ups)
+ * @taken:        out: submissions taken in from the submission ring
+ * @consumed:     out: entries of the submission ring consumed: @taken and
+ *                those skipped over (bad slot numbers, a tail more than a
+ *                ring ahead)
+ * @fired:        out: records written to the completion ring
+ * @moved:        out: slots a visit moved to the later deadline user space
+ *                had stored (the lazy re-arm)
+ * @budget_stops: out: runs that ended at their budget (16384 slots, or
+ *                1024 moved), the rest left for a later tick
+ * @room_waits:   out: slots that came due while the completion ring was
+ *                full, and waited for room (the header's cq_waits)
+ * @reserved:     out: 0
+ */
+struct htw_table_stats {
+	__u32 flags;
+	__u32 entries;
+	__u64 runs;
+	__u64 taken;
+	__u64 consumed;
+	__u64 fired;
+	__u64 moved;
+	__u64 budget_stops;
+	__u64 room_waits;
+	__u64 reserved[8];
+};
+
 #define HTW_IOC_MAGIC		0xB9
 
 #define HTW_IOC_API		_IOWR(HTW_IOC_MAGIC, 0x00, struct htw_api)
@@ -467,5 +500,6 @@ struct htw_table_cqe {
 #define HTW_IOC_TABLE_SETUP	_IOWR(HTW_IOC_MAGIC, 0x08, struct htw_table_setup)
 /* Take in the submission ring now; returns the submissions taken in. */
 #define HTW_IOC_TABLE_ENTER	_IO(HTW_IOC_MAGIC, 0x09)
+#define HTW_IOC_TABLE_STATS	_IOWR(HTW_IOC_MAGIC, 0x0a, struct htw_table_stats)
 
 #endif /* _UAPI_LINUX_HTWHEEL_H */
