@@ -347,7 +347,8 @@ struct htw_expiry {
  *                 if old == 0 (the slot was idle, or fired or was cancelled)
  *                 or d < old: push the slot number on the submission ring,
  *                 and if d < next_wakeup_ns (read after a full barrier),
- *                 call HTW_IOC_TABLE_ENTER.  A later deadline needs nothing
+ *                 call HTW_IOC_TABLE_ENTER (again if a signal cut it
+ *                 short with EINTR).  A later deadline needs nothing
  *                 else: the kernel re-reads the slot when the old one is due.
  *   cancel:       old = xchg(&deadline_ns, 0); old != 0: cancelled, no record
  *                 will come; old == 0: it fired already (its record is in the

@@ -183,7 +183,7 @@ static inline int __htw_table_make_room(struct htw_table *t)
 		if (tries == HTW_TABLE_FULL_TRIES)
 			return -EAGAIN;
 		ret = htw_table_enter(t);
-		if (ret < 0)
+		if (ret < 0 && ret != -EINTR)
 			return ret;
 	}
 	return 0;
@@ -212,7 +212,13 @@ static inline int __htw_table_submit(struct htw_table *t, uint32_t slot,
 	if (deadline_ns >=
 	    __atomic_load_n(&t->hdr->next_wakeup_ns, __ATOMIC_RELAXED))
 		return 0;
-	ret = htw_table_enter(t);
+	/*
+	 * The submission is in the ring: a doorbell a signal cut short
+	 * (EINTR, before it took anything in) is rung again.
+	 */
+	do
+		ret = htw_table_enter(t);
+	while (ret == -EINTR);
 	return ret < 0 ? ret : 0;
 }
 
