@@ -31,6 +31,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/xarray.h>
 
 #include "htw_api.h"
 #include "htw_compat.h"
@@ -1330,19 +1331,32 @@ static int htw_file_default_geometry(struct htw_geometry *geo)
 }
 
 /*
- * A file's trace id: 1, 2, ... in the order of open(), 0 left for wheels
- * no file owns.  Only ever compared by whoever reads a trace, so a wrap
- * after 2^32 opens merely makes two files' events look alike.
+ * A file's trace id: a random non-zero number, unique among the open
+ * files (the ids in use are kept here), so that it tells nobody how many
+ * files others opened, or when; 0 is left for wheels no file owns.
  */
-static u32 htw_next_trace_id(void)
+static DEFINE_XARRAY(htw_trace_ids);
+
+static int htw_trace_id_get(struct htw_file *hf)
 {
-	static atomic_t last = ATOMIC_INIT(0);
+	int tries, ret = -EBUSY;
 	u32 id;
 
-	do {
-		id = atomic_inc_return(&last);
-	} while (!id);
-	return id;
+	/* Four billion ids: a second try is already rare. */
+	for (tries = 0; tries < 8 && ret == -EBUSY; tries++) {
+		id = get_random_u32();
+		if (!id)
+			continue;
+		ret = xa_insert(&htw_trace_ids, id, hf, GFP_KERNEL_ACCOUNT);
+		if (!ret)
+			hf->id = id;
+	}
+	return ret;
+}
+
+static void htw_trace_id_put(struct htw_file *hf)
+{
+	xa_erase(&htw_trace_ids, hf->id);
 }
 
 /*
@@ -1379,11 +1393,16 @@ static int htw_char_open(struct inode *inode, struct file *file)
 	if (!hf)
 		return -ENOMEM;
 	/* First, so that a refused open() is traced with the id it had. */
-	hf->id = htw_next_trace_id();
+	ret = htw_trace_id_get(hf);
+	if (ret) {
+		kfree(hf);
+		return ret;
+	}
 	ret = htw_file_default_geometry(&hf->geo);
 	if (!ret)
 		ret = htw_file_account(hf);
 	if (ret) {
+		htw_trace_id_put(hf);
 		kfree(hf);
 		return ret;
 	}
@@ -1411,6 +1430,7 @@ static int htw_char_release(struct inode *inode, struct file *file)
 	htw_eventfd_swap(hf, NULL);
 	mutex_unlock(&hf->lock);
 	htw_file_unaccount(hf);
+	htw_trace_id_put(hf);
 	mutex_destroy(&hf->lock);
 	kfree(hf);
 	return 0;

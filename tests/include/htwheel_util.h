@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sched.h>
 #include <time.h>
@@ -56,6 +57,27 @@ static inline void htw_test_slurp(int fd, char *buf, size_t size)
 	while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
 		len += n;
 	buf[len] = '\0';
+}
+
+/* The value of @key in the fdinfo of @fd, or -1. */
+static inline long long htw_test_fdinfo(int fd, const char *key)
+{
+	char path[64], line[256];
+	long long v = -1;
+	size_t len = strlen(key);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, len) && line[len] == ':') {
+			v = strtoll(line + len + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
 }
 
 /* Open /dev/htwheel and do the handshake; -1 with errno on failure. */

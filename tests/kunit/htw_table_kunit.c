@@ -65,6 +65,19 @@ static void htw_tb_arm(struct htw_tb *tb, u32 slot, u64 deadline, u64 cookie)
 	smp_store_release(&tb->hdr->sq_tail, tail + 1);
 }
 
+/* A table of @n slots, each armed at @deadline and taken in. */
+static void htw_tb_new_armed(struct kunit *test, struct htw_tb *tb, u32 n,
+			     u64 deadline)
+{
+	u32 i;
+
+	htw_tb_new(test, tb, n);
+	for (i = 0; i < n; i++)
+		htw_tb_arm(tb, i, deadline, i);
+	while (tb->hdr->sq_head != n)
+		KUNIT_ASSERT_GT(test, htw_wheel_table_enter(tb->w), 0);
+}
+
 /* The clock to @now and the run there; returns the records it wrote. */
 static u32 htw_tb_at(struct htw_tb *tb, u64 now)
 {
@@ -401,13 +414,8 @@ static void htw_table_run_budget(struct kunit *test)
 	const u32 n = 2 * HTW_TABLE_RUN_SLOTS;
 	struct htw_table_work work;
 	struct htw_tb tb;
-	u32 i;
 
-	htw_tb_new(test, &tb, n);
-	for (i = 0; i < n; i++)
-		htw_tb_arm(&tb, i, T0 + MS, i);
-	while (tb.hdr->sq_head != n)
-		KUNIT_ASSERT_GT(test, htw_wheel_table_enter(tb.w), 0);
+	htw_tb_new_armed(test, &tb, n, T0 + MS);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + MS), HTW_TABLE_RUN_SLOTS);
 	htw_table_work(tb.w, &work);
 	KUNIT_EXPECT_EQ(test, work.budget_stops, 1);
@@ -432,11 +440,7 @@ static void htw_table_run_moves_budget(struct kunit *test)
 	struct htw_tb tb;
 	u32 i;
 
-	htw_tb_new(test, &tb, n);
-	for (i = 0; i < n; i++)
-		htw_tb_arm(&tb, i, T0 + MS, i);
-	while (tb.hdr->sq_head != n)
-		KUNIT_ASSERT_GT(test, htw_wheel_table_enter(tb.w), 0);
+	htw_tb_new_armed(test, &tb, n, T0 + MS);
 	/* Every slot moved later by a store alone: the lazy re-arm. */
 	for (i = 0; i < n; i++)
 		WRITE_ONCE(tb.slots[i].deadline_ns, T0 + 50 * MS);

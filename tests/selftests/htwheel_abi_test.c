@@ -695,27 +695,6 @@ TEST(drain_remaining_is_zero_for_a_due_timer)
 	close(fd);
 }
 
-/* The value of @key in the fdinfo of @fd, or -1. */
-static long long fdinfo_value(int fd, const char *key)
-{
-	char path[64], line[256];
-	long long v = -1;
-	size_t len = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':') {
-			v = strtoll(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 /* Every documented fdinfo key is there, with the values STATS reports. */
 TEST(fdinfo_shows_every_key)
 {
@@ -727,9 +706,9 @@ TEST(fdinfo_shows_every_key)
 	int fd = open("/dev/htwheel", O_RDWR | O_CLOEXEC);
 
 	ASSERT_LE(0, fd);
-	EXPECT_EQ(0, fdinfo_value(fd, "htw-api"));
+	EXPECT_EQ(0, htw_test_fdinfo(fd, "htw-api"));
 	ASSERT_EQ(0, ioctl(fd, HTW_IOC_API, &api));
-	EXPECT_EQ(1, fdinfo_value(fd, "htw-api"));
+	EXPECT_EQ(1, htw_test_fdinfo(fd, "htw-api"));
 	ASSERT_EQ(0, ioctl(fd, HTW_IOC_SETUP, &setup));
 	entry(&e[0], 1, 0);
 	entry(&e[1], 2, HOUR);
@@ -737,14 +716,14 @@ TEST(fdinfo_shows_every_key)
 	ASSERT_EQ(3, schedule(fd, e, 3));
 	ASSERT_EQ(0, wait_ready(fd, 1));
 	ASSERT_EQ(0, stats(fd, &st));
-	EXPECT_EQ(CLOCK_BOOTTIME, fdinfo_value(fd, "htw-clockid"));
-	EXPECT_EQ(2 * MS, fdinfo_value(fd, "htw-tick-ns"));
-	EXPECT_EQ(64, fdinfo_value(fd, "htw-slots"));
-	EXPECT_EQ(st.levels, fdinfo_value(fd, "htw-levels"));
+	EXPECT_EQ(CLOCK_BOOTTIME, htw_test_fdinfo(fd, "htw-clockid"));
+	EXPECT_EQ(2 * MS, htw_test_fdinfo(fd, "htw-tick-ns"));
+	EXPECT_EQ(64, htw_test_fdinfo(fd, "htw-slots"));
+	EXPECT_EQ(st.levels, htw_test_fdinfo(fd, "htw-levels"));
 	EXPECT_LE(1, st.levels);
-	EXPECT_EQ(100, fdinfo_value(fd, "htw-max-pending"));
-	EXPECT_EQ(2, fdinfo_value(fd, "htw-pending"));
-	EXPECT_EQ(1, fdinfo_value(fd, "htw-ready"));
+	EXPECT_EQ(100, htw_test_fdinfo(fd, "htw-max-pending"));
+	EXPECT_EQ(2, htw_test_fdinfo(fd, "htw-pending"));
+	EXPECT_EQ(1, htw_test_fdinfo(fd, "htw-ready"));
 	close(fd);
 }
 

@@ -146,27 +146,6 @@ static int table_wait(struct table *t, int ms)
 	return 1;
 }
 
-/* The value of @key in the fdinfo of @fd, or -1. */
-static long long fdinfo_value(int fd, const char *key)
-{
-	char path[64], line[256];
-	long long v = -1;
-	size_t len = strlen(key);
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, len) && line[len] == ':') {
-			v = strtoll(line + len + 1, NULL, 10);
-			break;
-		}
-	fclose(f);
-	return v;
-}
-
 TEST(setup_answers_the_layout)
 {
 	struct table t;
@@ -250,11 +229,11 @@ TEST(table_stats_count_the_kernel_work)
 	for (int i = 0; i < 8; i++)
 		EXPECT_EQ(0, ts.reserved[i]);
 	EXPECT_EQ(t.hdr->sq_invalid, 1);
-	EXPECT_EQ((long long)ts.runs, fdinfo_value(t.fd, "htw-table-runs"));
-	EXPECT_EQ((long long)ts.consumed, fdinfo_value(t.fd, "htw-table-consumed"));
-	EXPECT_EQ((long long)ts.moved, fdinfo_value(t.fd, "htw-table-moved"));
-	EXPECT_EQ(0, fdinfo_value(t.fd, "htw-table-budget-stops"));
-	EXPECT_EQ(0, fdinfo_value(t.fd, "htw-table-room-waits"));
+	EXPECT_EQ((long long)ts.runs, htw_test_fdinfo(t.fd, "htw-table-runs"));
+	EXPECT_EQ((long long)ts.consumed, htw_test_fdinfo(t.fd, "htw-table-consumed"));
+	EXPECT_EQ((long long)ts.moved, htw_test_fdinfo(t.fd, "htw-table-moved"));
+	EXPECT_EQ(0, htw_test_fdinfo(t.fd, "htw-table-budget-stops"));
+	EXPECT_EQ(0, htw_test_fdinfo(t.fd, "htw-table-room-waits"));
 	table_cancel(&t, 2);
 	table_close(&t);
 }
@@ -598,10 +577,10 @@ TEST(a_full_ring_costs_no_run_a_tick)
 	ASSERT_EQ(0, table_arm(&t, 0, d));
 	usleep(100 * 1000);
 	EXPECT_LE(1, t.hdr->cq_waits);
-	runs = fdinfo_value(t.fd, "htw-table-runs");
+	runs = htw_test_fdinfo(t.fd, "htw-table-runs");
 	ASSERT_LE(0, runs);
 	usleep(1000 * 1000);
-	runs = fdinfo_value(t.fd, "htw-table-runs") - runs;
+	runs = htw_test_fdinfo(t.fd, "htw-table-runs") - runs;
 	EXPECT_GT(100, runs) {
 		TH_LOG("%lld runs in a second of sleep", runs);
 	}

@@ -590,6 +590,14 @@ TEST_F(trace, filter_on_id_follows_one_file)
 }
 
 /* A slot of the shared table: its expiry and the ring's delivery. */
+/* Set a table of @ts->entries up on @fd and map it; MAP_FAILED if not. */
+static void *map_table(int fd, struct htw_table_setup *ts)
+{
+	if (ioctl(fd, HTW_IOC_TABLE_SETUP, ts))
+		return MAP_FAILED;
+	return mmap(NULL, ts->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
 TEST_F(trace, table_slot_expiry_and_ring)
 {
 	struct htw_table_setup ts = { .entries = 4 };
@@ -608,8 +616,7 @@ TEST_F(trace, table_slot_expiry_and_ring)
 	ASSERT_LE(0, fd);
 	id = trace_id(fd);
 	ASSERT_NE(0, id);
-	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE_SETUP, &ts));
-	map = mmap(NULL, ts.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	map = map_table(fd, &ts);
 	ASSERT_NE(MAP_FAILED, map);
 	hdr = map;
 	slots = (void *)((char *)map + ts.slots_off);
@@ -676,8 +683,8 @@ TEST_F(trace, table_budget_stop_is_traced)
 	fd = htw_test_open(0);
 	ASSERT_LE(0, fd);
 	id = trace_id(fd);
-	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE_SETUP, &ts));
-	map = mmap(NULL, ts.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(0, id);
+	map = map_table(fd, &ts);
 	ASSERT_NE(MAP_FAILED, map);
 	hdr = map;
 	slots = (void *)((char *)map + ts.slots_off);
@@ -709,6 +716,35 @@ TEST_F(trace, table_budget_stop_is_traced)
 	EXPECT_EQ(1024, num(ev[0], "moves"));
 	EXPECT_EQ(1024, num(ev[0], "slots"));
 	EXPECT_LT(deadline, num(ev[0], "next_ns"));
+}
+
+/*
+ * Trace ids tell nothing of other files: distinct and non-zero, and in no
+ * order of open() (a count of opens would rise 63 times in 64 opens;
+ * random ids rise about half the time).
+ */
+#define NIDS	64
+
+TEST(trace_ids_say_nothing_of_other_opens)
+{
+	uint32_t ids[NIDS];
+	int fds[NIDS], i, j, rises = 0;
+
+	for (i = 0; i < NIDS; i++) {
+		fds[i] = htw_test_open(0);
+		ASSERT_LE(0, fds[i]);
+		ids[i] = trace_id(fds[i]);
+		EXPECT_NE(0, ids[i]);
+		for (j = 0; j < i; j++)
+			EXPECT_NE(ids[j], ids[i]);
+		rises += i && ids[i] > ids[i - 1];
+	}
+	EXPECT_LE(8, rises);
+	EXPECT_GE(NIDS - 8, rises) {
+		TH_LOG("%d of %d consecutive opens got a larger id", rises, NIDS - 1);
+	}
+	for (i = 0; i < NIDS; i++)
+		close(fds[i]);
 }
 
 TEST_HARNESS_MAIN
