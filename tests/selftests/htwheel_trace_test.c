@@ -480,7 +480,8 @@ TEST_F(trace, workload_events_carry_its_values)
 	found = 0;
 	for (i = 0; i < self->tr.n; i++)
 		found += !strcmp(self->tr.ev[i].name, "limit") &&
-			 num(&self->tr.ev[i], "id") > id &&
+			 num(&self->tr.ev[i], "id") != id &&
+			 num(&self->tr.ev[i], "id") != 0 &&
 			 str_is(&self->tr.ev[i], "limit", "max_user_instances") &&
 			 str_is(&self->tr.ev[i], "error", "EMFILE");
 	EXPECT_EQ(1, found) dump(&self->tr);
