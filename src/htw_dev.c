@@ -17,6 +17,8 @@
  * namespace clock (htw_timens.h).  Loops over user-sized arrays yield the
  * CPU between steps and stop early when the caller is being killed.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/cred.h>
 #include <linux/eventfd.h>
 #include <linux/fs.h>
@@ -1448,11 +1450,20 @@ static const struct file_operations htw_char_fops = {
 	.show_fdinfo	= htw_char_show_fdinfo,
 };
 
+/*
+ * The device node's mode, fixed when the module loads: `options htwheel
+ * mode=0660` in modprobe.d narrows it from the start, with no window
+ * before udev's rule runs.  Permission bits only: anything else (setuid,
+ * sticky, above 0777) refuses the load with EINVAL.
+ */
+static ushort mode = 0666;
+module_param(mode, ushort, 0444);
+MODULE_PARM_DESC(mode, "Mode of /dev/htwheel, permission bits only (default 0666)");
+
 static struct miscdevice htw_misc = {
 	.minor		= MISC_DYNAMIC_MINOR,
 	.name		= HTW_NAME,
 	.fops		= &htw_char_fops,
-	.mode		= 0666,
 };
 
 int htw_dev_register(void)
@@ -1466,6 +1477,11 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist) != HTW_LATE_BUCKETS);
 	BUILD_BUG_ON(sizeof(struct htw_api) != 64);
 	BUILD_BUG_ON(sizeof(struct htw_table_stats) != 128);
+	if (mode & ~0777) {
+		pr_err("mode=%#o: permission bits only (0 to 0777)\n", mode);
+		return -EINVAL;
+	}
+	htw_misc.mode = mode;
 	BUILD_BUG_ON(sizeof(struct htw_setup) != 64);
 	BUILD_BUG_ON(sizeof(struct htw_timer_entry) != 48);
 	BUILD_BUG_ON(sizeof(struct htw_schedule) != 48);

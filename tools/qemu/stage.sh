@@ -25,6 +25,8 @@ cd "$out" || exit 1
 # build ID the kernel keeps of the loaded module after.
 sha256sum "$htw_mod/htwheel.ko" >"$out/module.sha256"
 insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
+# htwheel_load_test reloads this very file with other parameters.
+export HTW_MODULE=$htw_mod/htwheel.ko
 od -An -v -tx1 /sys/module/htwheel/notes/.note.gnu.build-id | tr -d ' \n' >"$out/module.build-id"
 sh /htw/ship.sh module.sha256 module.build-id
 [ -c /dev/htwheel ] || fail "no /dev/htwheel after insmod"

@@ -31,6 +31,8 @@ for t in $tests; do
 done
 
 insmod "$htw_mod/htwheel.ko" || { fail "insmod htwheel.ko failed"; exit 1; }
+# htwheel_load_test reloads this very file with other parameters.
+export HTW_MODULE=$htw_mod/htwheel.ko
 
 for t in $tests; do
 	[ -x "$t" ] || continue
