@@ -1272,6 +1272,18 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "htw-trace-id:\t%u\n", hf->id);
 }
 
+/*
+ * The ioctls that take absolute times in, or set a table up to read them
+ * from memory: a task whose time namespace is not like the opener's would
+ * mean other instants by them, and timers would fire early.  It gets
+ * EXDEV, as a file used across time namespaces.
+ */
+static bool htw_ioctl_takes_times(unsigned int cmd)
+{
+	return cmd == HTW_IOC_SCHEDULE || cmd == HTW_IOC_REARM ||
+	       cmd == HTW_IOC_TABLE_SETUP || cmd == HTW_IOC_TABLE_ENTER;
+}
+
 /* Ioctls other than the handshake, as known to this file. */
 static bool htw_known_ioctl(unsigned int cmd)
 {
@@ -1287,6 +1299,8 @@ static long htw_char_ioctl(struct file *file, unsigned int cmd, unsigned long pa
 	if (cmd != HTW_IOC_API && htw_known_ioctl(cmd) &&
 	    !READ_ONCE(hf->api_done))
 		return -EBADFD;
+	if (htw_ioctl_takes_times(cmd) && !htw_timens_is_current(&hf->timens))
+		return -EXDEV;
 
 	switch (cmd) {
 	case HTW_IOC_API:

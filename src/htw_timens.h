@@ -42,6 +42,19 @@ static inline void htw_timens_capture(struct htw_timens *tn)
 	tn->boottime = timespec64_to_ns(&off->boottime);
 }
 
+/*
+ * Whether the current task's clocks are those @tn captured: its time
+ * namespace has the same offsets (the opener's, or one just like it), so
+ * that absolute times mean the same to both.
+ */
+static inline bool htw_timens_is_current(const struct htw_timens *tn)
+{
+	struct htw_timens now;
+
+	htw_timens_capture(&now);
+	return now.monotonic == tn->monotonic && now.boottime == tn->boottime;
+}
+
 static inline s64 htw_timens_offset(const struct htw_timens *tn,
 				    clockid_t clockid)
 {

@@ -275,4 +275,80 @@ TEST_F_TIMEOUT(timens, abstime_and_records_follow_the_namespace, 60)
 	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
+/*
+ * A file opened on the host's clocks, used from a child in a time
+ * namespace 1000 s ahead (its descriptor inherited, as one passed over a
+ * Unix socket would be): every call that takes an absolute time, or
+ * rings the table's doorbell, fails with EXDEV and changes nothing; a
+ * deadline "5 s ahead" there would be 995 s in the host's past, and fire
+ * at once.
+ */
+static int foreign_child(int fd)
+{
+	struct htw_rearm_entry re = { .handle = 1, .expires = 5 * SEC };
+	struct htw_rearm rq = { .entries = (uintptr_t)&re, .count = 1 };
+	struct htw_stats st = { 0 };
+
+	HTW_CHILD_CHECK(schedule_one(fd, now_s64(CLOCK_MONOTONIC) + 5 * SEC,
+				     HTW_TIMER_ABSTIME) == -1 && errno == EXDEV,
+			"ABSTIME schedule: errno %d, not EXDEV", errno);
+	HTW_CHILD_CHECK(schedule_one(fd, 5 * SEC, 0) == -1 && errno == EXDEV,
+			"relative schedule: errno %d, not EXDEV", errno);
+	HTW_CHILD_CHECK(ioctl(fd, HTW_IOC_REARM, &rq) == -1 && errno == EXDEV,
+			"rearm: errno %d, not EXDEV", errno);
+	HTW_CHILD_CHECK(ioctl(fd, HTW_IOC_TABLE_ENTER, 0) == -1 && errno == EXDEV,
+			"doorbell: errno %d, not EXDEV", errno);
+	HTW_CHILD_CHECK(!ioctl(fd, HTW_IOC_STATS, &st), "stats: errno %d", errno);
+	HTW_CHILD_CHECK(st.scheduled == 0, "%llu scheduled",
+			(unsigned long long)st.scheduled);
+	return 0;
+}
+
+static int foreign_helper(int fd)
+{
+	struct ns_plan p = { .clockid = CLOCK_MONOTONIC, .mono_off = POSITIVE_S,
+			     .boot_off = 2 * POSITIVE_S };
+	int status;
+	pid_t pid;
+
+	HTW_CHILD_CHECK(!unshare(CLONE_NEWTIME), "unshare(CLONE_NEWTIME): errno %d", errno);
+	HTW_CHILD_CHECK(!write_offsets(&p), "writing /proc/self/timens_offsets: errno %d", errno);
+	fflush(stdout);
+	pid = fork();
+	HTW_CHILD_CHECK(pid >= 0, "fork: errno %d", errno);
+	if (pid == 0)
+		_exit(foreign_child(fd));
+	HTW_CHILD_CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+TEST(a_file_used_from_another_time_namespace_refuses_times)
+{
+	struct htw_table_setup ts = { .entries = 4 };
+	struct htw_stats st = { 0 };
+	int fd, status;
+	pid_t pid;
+
+	if (access("/proc/self/ns/time", F_OK))
+		SKIP(return, "kernel without CONFIG_TIME_NS (no /proc/self/ns/time)");
+	if (getuid())
+		SKIP(return, "needs CAP_SYS_ADMIN for unshare(CLONE_NEWTIME)");
+	fd = ns_open(CLOCK_MONOTONIC);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE_SETUP, &ts));
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(foreign_helper(fd));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The opener's own calls still work. */
+	EXPECT_EQ(1, schedule_one(fd, 5 * SEC, 0));
+	ASSERT_EQ(0, ioctl(fd, HTW_IOC_STATS, &st));
+	EXPECT_EQ(1, st.scheduled);
+	EXPECT_LE(0, ioctl(fd, HTW_IOC_TABLE_ENTER, 0));
+	close(fd);
+}
+
 TEST_HARNESS_MAIN
