@@ -76,7 +76,10 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
  *               published with smp_store_release(), read with
  *               smp_load_acquire() and no lock
  * @geo:         the geometry the wheel will have (HTW_IOC_SETUP), under
- *               @lock; the wheel's own once it exists
+ *               @lock; the wheel's own once it exists.  Written under
+ *               @lock and @geo_lock too, so that STATS and fdinfo read it
+ *               under @geo_lock alone: they never sleep on @lock
+ * @geo_lock:    a spinlock, held only to copy @geo
  * @wq:          readers and pollers waiting for expiry records
  * @eventfd:     signalled on new records; RCU, changed under @lock
  * @quota:       the opener's (user namespace, euid) accounting: this file,
@@ -96,6 +99,7 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
 struct htw_file {
 	struct mutex lock;	/* see @lock above */
 	struct htw_wheel *wheel;
+	spinlock_t geo_lock;	/* see @geo above */
 	struct htw_geometry geo;
 	wait_queue_head_t wq;
 	struct eventfd_ctx __rcu *eventfd;
@@ -205,30 +209,50 @@ static struct htw_wheel *htw_file_wheel(struct htw_file *hf)
 	return wheel;
 }
 
+/*
+ * A refused call whose answer was already written puts the caller's
+ * request back as it was; if even that cannot be written, it stays.
+ */
+static void htw_restore_request(void __user *argp, const void *in, size_t size)
+{
+	if (copy_to_user(argp, in, size))
+		pr_debug("a refused request could not be put back\n");
+}
+
+static void htw_file_set_geo(struct htw_file *hf, const struct htw_geometry *geo)
+{
+	lockdep_assert_held(&hf->lock);
+	spin_lock(&hf->geo_lock);
+	hf->geo = *geo;
+	spin_unlock(&hf->geo_lock);
+}
+
 static int htw_ioc_api(struct htw_file *hf, void __user *argp)
 {
-	struct htw_api api;
+	struct htw_api api, in;
 	int ret;
 
 	if (copy_from_user(&api, argp, sizeof(api)))
 		return -EFAULT;
+	in = api;
 	ret = htw_api_negotiate(&api);
 	if (ret)
 		return ret;
 
+	/*
+	 * The answer first, outside the lock: a fault while writing it (the
+	 * caller's page may block) must not hold up what takes @lock.
+	 */
+	if (copy_to_user(argp, &api, sizeof(api)))
+		return -EFAULT;
 	mutex_lock(&hf->lock);
-	if (hf->api_done) {
+	if (hf->api_done)
 		ret = -EBUSY;
-		goto out_unlock;
-	}
-	if (copy_to_user(argp, &api, sizeof(api))) {
-		ret = -EFAULT;
-		goto out_unlock;
-	}
-	/* Pairs with the READ_ONCE() in htw_char_ioctl() and htw_char_read(). */
-	WRITE_ONCE(hf->api_done, true);
-out_unlock:
+	else	/* Pairs with the READ_ONCE() in htw_char_ioctl(), htw_char_read(). */
+		WRITE_ONCE(hf->api_done, true);
 	mutex_unlock(&hf->lock);
+	if (ret)
+		htw_restore_request(argp, &in, sizeof(in));
 	return ret;
 }
 
@@ -246,11 +270,12 @@ static void htw_setup_answer(struct htw_setup *setup,
 static int htw_ioc_setup(struct htw_file *hf, void __user *argp)
 {
 	struct htw_geometry geo = {};
-	struct htw_setup setup;
+	struct htw_setup setup, in;
 	int ret;
 
 	if (copy_from_user(&setup, argp, sizeof(setup)))
 		return -EFAULT;
+	in = setup;
 	if (setup.flags ||
 	    !htw_all_zero(setup.reserved, ARRAY_SIZE(setup.reserved)))
 		return -EINVAL;
@@ -268,15 +293,18 @@ static int htw_ioc_setup(struct htw_file *hf, void __user *argp)
 	if (ret)
 		return ret;
 	htw_setup_answer(&setup, &geo);
+	/* The answer outside the lock, as in htw_ioc_api(). */
+	if (copy_to_user(argp, &setup, sizeof(setup)))
+		return -EFAULT;
 
 	mutex_lock(&hf->lock);
 	if (hf->wheel)
 		ret = -EBUSY;
-	else if (copy_to_user(argp, &setup, sizeof(setup)))
-		ret = -EFAULT;
 	else
-		hf->geo = geo;
+		htw_file_set_geo(hf, &geo);
 	mutex_unlock(&hf->lock);
+	if (ret)
+		htw_restore_request(argp, &in, sizeof(in));
 	return ret;
 }
 
@@ -491,9 +519,9 @@ static void htw_file_geometry(struct htw_file *hf, struct htw_geometry *geo)
 		htw_wheel_geometry(wheel, geo);
 		return;
 	}
-	mutex_lock(&hf->lock);
+	spin_lock(&hf->geo_lock);
 	*geo = hf->geo;
-	mutex_unlock(&hf->lock);
+	spin_unlock(&hf->geo_lock);
 }
 
 /*
@@ -904,9 +932,9 @@ static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 	struct htw_geometry geo;
 
 	if (!wheel) {
-		mutex_lock(&hf->lock);
+		spin_lock(&hf->geo_lock);
 		geo = hf->geo;
-		mutex_unlock(&hf->lock);
+		spin_unlock(&hf->geo_lock);
 		htw_stats_fill(st, &geo, NULL);
 		return;
 	}
@@ -1029,11 +1057,11 @@ static void htw_file_uncharge_table(struct htw_file *hf, u32 entries,
 }
 
 /*
- * Make the table, charged, and answer with its layout; the caller holds
- * hf->lock and the file has none yet.
+ * Make the table, charged; the caller holds hf->lock, the file has none
+ * yet, and the answer (its layout) was written already.
  */
 static int htw_file_create_table(struct htw_file *hf, struct htw_table_setup *ts,
-				 void __user *argp, const struct htw_geometry *geo)
+				 const struct htw_geometry *geo)
 {
 	size_t bytes = htw_wheel_footprint(geo) + htw_table_bytes(ts->entries);
 	struct htw_wheel *table;
@@ -1050,12 +1078,6 @@ static int htw_file_create_table(struct htw_file *hf, struct htw_table_setup *ts
 		htw_file_uncharge_table(hf, ts->entries, bytes);
 		return PTR_ERR(table);
 	}
-	htw_table_layout(table, ts);
-	if (copy_to_user(argp, ts, sizeof(*ts))) {
-		htw_wheel_destroy(table);
-		htw_file_uncharge_table(hf, ts->entries, bytes);
-		return -EFAULT;
-	}
 	hf->table_entries = ts->entries;
 	hf->table_bytes = bytes;
 	/* Publish only once built; see htw_file_peek_table(). */
@@ -1069,16 +1091,14 @@ static int htw_file_create_table(struct htw_file *hf, struct htw_table_setup *ts
  */
 static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
 {
-	struct htw_table_setup ts;
+	struct htw_table_setup ts, in;
 	struct htw_geometry geo;
 	struct htw_wheel *wheel;
 	int ret;
 
 	if (copy_from_user(&ts, argp, sizeof(ts)))
 		return -EFAULT;
-	/* An answer that could not be written would undo the table: ask first. */
-	if (copy_to_user(argp, &ts, sizeof(ts)))
-		return -EFAULT;
+	in = ts;
 	if (ts.flags || !htw_all_zero(ts.reserved, ARRAY_SIZE(ts.reserved)))
 		return -EINVAL;
 	if (!ts.entries)
@@ -1092,13 +1112,22 @@ static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
 		return PTR_ERR(wheel);
 	htw_wheel_geometry(wheel, &geo);
 	geo.max_pending = ts.entries;
+	/*
+	 * The answer, which depends on the size alone, outside the lock, as
+	 * in htw_ioc_api(); if the table then cannot be made, it stays.
+	 */
+	htw_table_layout_for(ts.entries, &ts);
+	if (copy_to_user(argp, &ts, sizeof(ts)))
+		return -EFAULT;
 
 	mutex_lock(&hf->lock);
 	if (hf->table)
 		ret = -EBUSY;
 	else
-		ret = htw_file_create_table(hf, &ts, argp, &geo);
+		ret = htw_file_create_table(hf, &ts, &geo);
 	mutex_unlock(&hf->lock);
+	if (ret == -EBUSY)
+		htw_restore_request(argp, &in, sizeof(in));
 	return ret;
 }
 
@@ -1426,6 +1455,7 @@ static int htw_char_open(struct inode *inode, struct file *file)
 	hf->geo.trace_id = hf->id;
 	htw_timens_capture(&hf->timens);
 	mutex_init(&hf->lock);
+	spin_lock_init(&hf->geo_lock);
 	init_waitqueue_head(&hf->wq);
 	file->private_data = hf;
 	return stream_open(inode, file);

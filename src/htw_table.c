@@ -150,6 +150,11 @@ void htw_table_layout(const struct htw_wheel *w, struct htw_table_setup *out)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_table_layout);
 
+void htw_table_layout_for(u32 entries, struct htw_table_setup *out)
+{
+	htw_table_geometry(entries, out);
+}
+
 /* The timer of slot @slot, a number below the table's size. */
 static struct htw_timer *htw_table_timer(struct htw_wheel *w, u32 slot)
 {

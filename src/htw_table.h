@@ -37,6 +37,8 @@ void htw_table_free(struct htw_wheel *w);
 /* Kernel and shared memory of a table of @entries slots, but the wheel. */
 size_t htw_table_bytes(u32 entries);
 void htw_table_layout(const struct htw_wheel *w, struct htw_table_setup *out);
+/* The layout a table of @entries slots will have, before it exists. */
+void htw_table_layout_for(u32 entries, struct htw_table_setup *out);
 int htw_table_mmap(struct htw_wheel *w, struct vm_area_struct *vma);
 bool htw_table_has_completions(struct htw_wheel *w);
 /* Submissions taken in since the table was made. */

@@ -27,9 +27,12 @@
 #include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
+#include <linux/userfaultfd.h>
+#include <pthread.h>
 
 #define MS		1000000ULL
 #define HOUR		(3600ULL * 1000 * MS)
@@ -725,6 +728,108 @@ TEST(fdinfo_shows_every_key)
 	EXPECT_EQ(2, htw_test_fdinfo(fd, "htw-pending"));
 	EXPECT_EQ(1, htw_test_fdinfo(fd, "htw-ready"));
 	close(fd);
+}
+
+/*
+ * A caller whose answer page faults and blocks (write-protected with
+ * userfaultfd, as a FUSE-backed page could be) holds no lock that a
+ * reader of the file's fdinfo (lsof, CRIU, a monitoring agent) waits
+ * for: that read returns within 100 ms while HTW_IOC_SETUP is stuck
+ * writing its answer.
+ */
+struct stuck_call {
+	int fd;
+	void *arg;
+	long ret;
+	uint64_t done_ns;
+};
+
+static void *stuck_setup(void *p)
+{
+	struct stuck_call *c = p;
+
+	c->ret = ioctl(c->fd, HTW_IOC_SETUP, c->arg);
+	return NULL;
+}
+
+static void *fdinfo_reader(void *p)
+{
+	struct stuck_call *c = p;
+
+	c->ret = htw_test_fdinfo(c->fd, "htw-slots");
+	__atomic_store_n(&c->done_ns, htw_test_now(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
+	return NULL;
+}
+
+TEST(a_faulting_answer_holds_up_no_fdinfo_reader)
+{
+	struct uffdio_api api = { .api = UFFD_API,
+				  .features = UFFD_FEATURE_PAGEFAULT_FLAG_WP };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_writeprotect wp = { 0 };
+	struct stuck_call call = { 0 }, reader = { 0 };
+	long page = sysconf(_SC_PAGESIZE);
+	struct pollfd pfd;
+	struct uffd_msg msg;
+	struct htw_setup *s;
+	pthread_t th, rd;
+	uint64_t t0;
+	int uffd, i;
+	char *mem;
+
+	if (getuid())
+		SKIP(return, "a userfaultfd that catches the kernel's writes needs root");
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "no userfaultfd (errno %d)", errno);
+	if (ioctl(uffd, UFFDIO_API, &api) ||
+	    !(api.features & UFFD_FEATURE_PAGEFAULT_FLAG_WP)) {
+		close(uffd);
+		SKIP(return, "no write-protect userfaultfd");
+	}
+	mem = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, mem);
+	s = (struct htw_setup *)mem;
+	memset(s, 0, sizeof(*s));
+	s->clockid = CLOCK_MONOTONIC;
+	reg.range.start = (uintptr_t)mem;
+	reg.range.len = page;
+	reg.mode = UFFDIO_REGISTER_MODE_WP;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg));
+	wp.range = reg.range;
+	wp.mode = UFFDIO_WRITEPROTECT_MODE_WP;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_WRITEPROTECT, &wp));
+
+	call.fd = htw_test_open(0);
+	ASSERT_LE(0, call.fd);
+	call.arg = s;
+	ASSERT_EQ(0, pthread_create(&th, NULL, stuck_setup, &call));
+	/* The call is stuck writing its answer once the fault is reported. */
+	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	ASSERT_EQ(1, poll(&pfd, 1, 5000));
+	ASSERT_EQ(sizeof(msg), read(uffd, &msg, sizeof(msg)));
+	EXPECT_EQ(UFFD_EVENT_PAGEFAULT, msg.event);
+	usleep(20 * 1000);
+
+	reader.fd = call.fd;
+	t0 = htw_test_now(CLOCK_MONOTONIC);
+	ASSERT_EQ(0, pthread_create(&rd, NULL, fdinfo_reader, &reader));
+	for (i = 0; i < 100 && !__atomic_load_n(&reader.done_ns, __ATOMIC_ACQUIRE); i++)
+		usleep(10 * 1000);
+	/* Let the stuck call go, whatever happened: both threads end. */
+	wp.mode = 0;
+	EXPECT_EQ(0, ioctl(uffd, UFFDIO_WRITEPROTECT, &wp));
+	pthread_join(rd, NULL);
+	pthread_join(th, NULL);
+	EXPECT_GT(100 * MS, reader.done_ns - t0) {
+		TH_LOG("fdinfo took %.1f ms while HTW_IOC_SETUP was stuck",
+		       (reader.done_ns - t0) / 1e6);
+	}
+	EXPECT_EQ(0, call.ret);
+	EXPECT_LT(0, reader.ret);
+	close(call.fd);
+	close(uffd);
+	munmap(mem, page);
 }
 
 /*
