@@ -185,6 +185,8 @@ Settings (make variables or the environment):
                            (never without it, whatever CONFIG_KUNIT says)
   HTW_KUNIT_TIMEOUT=S      seconds tools/uml/kunit.sh gives kunit.py's run
                            (900)
+  HTW_MODULE=PATH          set by the boots' stages for htwheel_load_test:
+                           the htwheel.ko it unloads and loads again
   HTW_BOOT_TIMEOUT=S       seconds before a UML boot is killed (900; fuzz 1800; bench 2400)
   HTW_UML_MEM=SIZE         UML's memory (1G; bench 2G)
   HTW_STRESS_SECONDS=S     length of each stress test variant (2)
