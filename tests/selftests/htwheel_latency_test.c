@@ -4,9 +4,11 @@
  * its bottom halves, for long: SCHED_FIFO probes pinned to one CPU wake
  * every 1 ms and record how late they are, while that same CPU closes a
  * file holding a million timers, drains a million, and expires a million
- * due at one instant; and while it takes a quarter of a million table
- * submissions in at once and fires as many table slots at one instant.  Each may delay the probes by no more than their
- * quiet baselines (measured first, in the same boot) plus a small
+ * due at one instant; while it takes a quarter of a million table
+ * submissions in at once and fires as many table slots at one instant;
+ * and while another process keeps moving 64k table slots later.  Each
+ * may delay the probes by no more than their quiet baselines (measured
+ * first, in the same boot) plus a small
  * allowance: a fixed module works in batches of about a thousand timers
  * between preemption points.  The kernel log must not report a stall.
  *
