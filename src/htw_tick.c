@@ -323,7 +323,7 @@ static void htw_table_run_stop(struct htw_wheel *w, u64 target)
 static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
 			unsigned int *fired)
 {
-	unsigned int batch = *budget;
+	unsigned int batch = *budget, cut = 0;
 	bool done;
 	u64 target;
 
@@ -339,9 +339,11 @@ static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
 	}
 	target = w->run_end;
 	if (w->table) {
-		*budget = min3(*budget, HTW_TABLE_RUN_SLOTS - w->run_slots,
-			       HTW_TABLE_RUN_MOVES - w->run_moves);
-		batch = *budget;
+		batch = min3(*budget, HTW_TABLE_RUN_SLOTS - w->run_slots,
+			     HTW_TABLE_RUN_MOVES - w->run_moves);
+		/* Given back below: the tick event counts what was done. */
+		cut = *budget - batch;
+		*budget = batch;
 		htw_take_table_work(w, now_ns, budget, fired);
 	}
 	WRITE_ONCE(w->horizon, max(READ_ONCE(w->horizon), target));
@@ -350,6 +352,7 @@ static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
 	done = htw_advance_to(w, target, now_ns, budget, fired);
 	if (w->table) {
 		w->run_slots += batch - *budget;
+		*budget += cut;
 		if (!done && (w->run_slots >= HTW_TABLE_RUN_SLOTS ||
 			      w->run_moves >= HTW_TABLE_RUN_MOVES)) {
 			w->run_open = false;

@@ -21,7 +21,6 @@
 #include <unistd.h>
 #include <linux/htwheel.h>
 
-
 /*
  * @path = build/@name: the test programs are in build/tests, and the
  * programs they run (the CLI, the examples) one level up.  0, or -1 if
