@@ -317,7 +317,7 @@ static void htw_table_run_stop(struct htw_wheel *w, u64 target)
  * began, jumping straight from one visited tick to the next through the
  * occupancy bits, so a long idle gap costs nothing; stop once *@budget
  * timers were handled.  Returns true when the run is complete (and the
- * hrtimer re-armed), or a table's run spent its HTW_TABLE_RUN_SLOTS;
+ * hrtimer re-armed), or a table's run spent its budget (slots or moves);
  * false when it stopped early with more to do.
  */
 static bool htw_advance(struct htw_wheel *w, u64 now_ns, unsigned int *budget,
@@ -418,9 +418,9 @@ VISIBLE_IF_KUNIT void htw_run_all(struct htw_wheel *w)
 EXPORT_SYMBOL_IF_KUNIT(htw_run_all);
 
 /*
- * The rest of a run that one softirq invocation did not finish goes to a
- * workqueue of the module's own, unbound: however long a run is, it never
- * holds up the other work items of a CPU's shared pool (system_wq).
+ * The workqueue of htw_run_work(), the module's own and unbound: however
+ * long a run is, it never holds up the other work items of a CPU's shared
+ * pool (system_wq).
  */
 static struct workqueue_struct *htw_run_wq;
 

@@ -591,12 +591,20 @@ TEST_F(trace, filter_on_id_follows_one_file)
 }
 
 /* A slot of the shared table: its expiry and the ring's delivery. */
-/* Set a table of @ts->entries up on @fd and map it; MAP_FAILED if not. */
-static void *map_table(int fd, struct htw_table_setup *ts)
+/*
+ * A file (*@fd, its trace id *@id) with a table of @ts->entries slots,
+ * mapped at *@map; 0, or -1 if a step failed.
+ */
+static int open_table(struct htw_table_setup *ts, int *fd, uint32_t *id, void **map)
 {
-	if (ioctl(fd, HTW_IOC_TABLE_SETUP, ts))
-		return MAP_FAILED;
-	return mmap(NULL, ts->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	*fd = htw_test_open(0);
+	if (*fd < 0)
+		return -1;
+	*id = trace_id(*fd);
+	if (!*id || ioctl(*fd, HTW_IOC_TABLE_SETUP, ts))
+		return -1;
+	*map = mmap(NULL, ts->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
+	return *map == MAP_FAILED ? -1 : 0;
 }
 
 TEST_F(trace, table_slot_expiry_and_ring)
@@ -613,12 +621,7 @@ TEST_F(trace, table_slot_expiry_and_ring)
 
 	if (!htw_test_table_or_skip(_metadata))
 		return;
-	fd = htw_test_open(0);
-	ASSERT_LE(0, fd);
-	id = trace_id(fd);
-	ASSERT_NE(0, id);
-	map = map_table(fd, &ts);
-	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, open_table(&ts, &fd, &id, &map));
 	hdr = map;
 	slots = (void *)((char *)map + ts.slots_off);
 	sq = (void *)((char *)map + ts.sq_off);
@@ -681,12 +684,7 @@ TEST_F(trace, table_budget_stop_is_traced)
 
 	if (!htw_test_table_or_skip(_metadata))
 		return;
-	fd = htw_test_open(0);
-	ASSERT_LE(0, fd);
-	id = trace_id(fd);
-	ASSERT_NE(0, id);
-	map = map_table(fd, &ts);
-	ASSERT_NE(MAP_FAILED, map);
+	ASSERT_EQ(0, open_table(&ts, &fd, &id, &map));
 	hdr = map;
 	slots = (void *)((char *)map + ts.slots_off);
 	sq = (void *)((char *)map + ts.sq_off);
