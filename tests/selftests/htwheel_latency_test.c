@@ -7,10 +7,10 @@
  * due at one instant; while it takes a quarter of a million table
  * submissions in at once and fires as many table slots at one instant;
  * and while another process keeps moving 64k table slots later.  Each
- * may delay the probes by no more than their quiet baselines (measured
- * first, in the same boot) plus a small
- * allowance: a fixed module works in batches of about a thousand timers
- * between preemption points.  The kernel log must not report a stall.
+ * may delay the probes by no more than twice their quiet baselines
+ * (measured first, in the same boot) plus a small allowance: a fixed
+ * module works in batches of about a thousand timers between preemption
+ * points.  The kernel log must not report a stall.
  *
  * Meant for real kernels (Debian's generic and PREEMPT_RT under qemu);
  * skipped in User-Mode Linux, whose one CPU and ptrace system calls make
@@ -44,7 +44,7 @@
 #define SCHEDULE_CHUNK	(1U << 16)
 #define STEP_NS		MS		/* the sleeper's period */
 #define BASELINE_NS	(3 * SEC)	/* quiet window measured first */
-#define ATTEMPTS	3
+#define ATTEMPTS	5
 #define RETRY_QUIET_NS	SEC		/* quiet window before a retry */
 #define WINDOW_BEFORE	(50 * MS)	/* expiry: measured from just before */
 /* The contract's largest non-preemptible batch, in timers. */
@@ -220,15 +220,27 @@ static void start_probes(struct __test_metadata *_metadata,
 /*
  * The allowed delay over the baseline: four of the contract's batches at
  * the per-timer cost this very run measured for the operation (so a slow
- * emulator widens it), and never under 5 sleeper steps, which absorbs
- * scheduling noise of an emulated CPU on a shared host while today's
- * whole-million sections (hundreds of ms) still fail by far.
+ * emulator widens it), and never under 5 sleeper steps.
  */
 static uint64_t allowance(uint64_t op_ns)
 {
 	uint64_t batches = op_ns * 4 * BATCH_TIMERS / N_TIMERS;
 
 	return batches > 5 * STEP_NS ? batches : 5 * STEP_NS;
+}
+
+/*
+ * A probe's bound: twice its quiet baseline plus the allowance.  An
+ * emulated CPU on a busy host is descheduled for about as long in a run
+ * as in a quiet window of its boot (up to 25 ms was seen on a loaded
+ * host, over baselines of 15 ms), so the slack grows with the host's
+ * noise; on a quiet host (baselines of a few ms) the bound stays near
+ * ten milliseconds, and a whole-million section (hundreds of ms) fails
+ * on any host.
+ */
+static uint64_t bound(uint64_t baseline, uint64_t op_ns)
+{
+	return 2 * baseline + allowance(op_ns);
 }
 
 /* Each probe's delay, and its bound if @op is known. */
@@ -247,9 +259,9 @@ static void print_delays(FIXTURE_DATA(latency) *self, const uint64_t *d, uint64_
 		}
 		ksft_print_msg("  CPU %d: %.3f ms (%s, bound %.3f), %.3f ms (%s, bound %.3f)\n", cpu,
 			       w[NANOSLEEP] / 1e6, probe_name[NANOSLEEP],
-			       (b[NANOSLEEP] + allowance(op)) / 1e6,
+			       bound(b[NANOSLEEP], op) / 1e6,
 			       w[TIMERFD] / 1e6, probe_name[TIMERFD],
-			       (b[TIMERFD] + allowance(op)) / 1e6);
+			       bound(b[TIMERFD], op) / 1e6);
 	}
 }
 
@@ -387,7 +399,7 @@ typedef void (*attempt_fn)(struct __test_metadata *_metadata,
 static int over_bound(FIXTURE_DATA(latency) *self, uint64_t op, const uint64_t *worst)
 {
 	for (int k = 0; k < self->nprobes; k++)
-		if (worst[k] > self->baseline[k] + allowance(op))
+		if (worst[k] > bound(self->baseline[k], op))
 			return k;
 	return -1;
 }
@@ -806,7 +818,7 @@ static void storer_once(struct __test_metadata *_metadata,
 		       wq / 1e6, w / 1e6);
 	EXPECT_GT(100 * MS, wq);
 	EXPECT_GT(SEC, w);
-	/* The bound is the probes' baseline and 5 steps, not a per-timer cost. */
+	/* The bound is from the probes' baselines and 5 steps, not a per-timer cost. */
 	*op = 0;
 }
 
