@@ -14,6 +14,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/timer.h>
+#include <linux/user_namespace.h>
 
 /*
  * What the KUnit suites may call: a definition marked VISIBLE_IF_KUNIT is
@@ -101,6 +102,12 @@ static inline void htw_vm_flags_clear(struct vm_area_struct *vma, vm_flags_t fla
 #else
 	vma->vm_flags &= ~flags;
 #endif
+}
+
+/* References held on a user namespace (ns_common's count in 6.1 and 6.12). */
+static inline unsigned int htw_userns_refs(struct user_namespace *ns)
+{
+	return refcount_read(&ns->ns.count);
 }
 
 #endif /* _HTW_COMPAT_H */

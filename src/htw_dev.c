@@ -117,14 +117,6 @@ struct htw_file {
 	} buf;
 };
 
-static bool htw_all_zero(const __u64 *v, size_t n)
-{
-	while (n--)
-		if (v[n])
-			return false;
-	return true;
-}
-
 /*
  * Validate a handshake request and fill in the answer.  Pure, so that the
  * KUnit suite can drive it directly.
@@ -1354,6 +1346,10 @@ static long htw_char_ioctl(struct file *file, unsigned int cmd, unsigned long pa
 		return htw_ioc_table_enter(hf, parm);
 	case HTW_IOC_TABLE_STATS:
 		return htw_ioc_table_stats(hf, argp);
+	case HTW_IOC_NS_LIMITS_GET:
+		return htw_ioc_ns_limits_get(argp);
+	case HTW_IOC_NS_LIMITS_SET:
+		return htw_ioc_ns_limits_set(argp);
 	default:
 		return -ENOIOCTLCMD;
 	}
@@ -1521,6 +1517,11 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(ARRAY_SIZE(((struct htw_wheel_stats *)0)->late_hist) != HTW_LATE_BUCKETS);
 	BUILD_BUG_ON(sizeof(struct htw_api) != 64);
 	BUILD_BUG_ON(sizeof(struct htw_table_stats) != 128);
+	BUILD_BUG_ON(sizeof(struct htw_ns_limits) != 96);
+	BUILD_BUG_ON(HTW_LIMIT_INSTANCES != HTW_NS_INSTANCES);
+	BUILD_BUG_ON(HTW_LIMIT_TIMERS != HTW_NS_TIMERS);
+	BUILD_BUG_ON(HTW_LIMIT_WHEEL_BYTES != HTW_NS_WHEEL_BYTES);
+	BUILD_BUG_ON(HTW_LIMIT_COUNT != HTW_NS_LIMITS);
 	if (mode & ~0777) {
 		pr_err("mode=%#o: permission bits only (0 to 0777)\n", mode);
 		return -EINVAL;

@@ -2,10 +2,12 @@
 /*
  * htwheel: what one user may hold, counted per (user namespace, uid) and
  * charged up the chain of namespaces like the kernel's ucounts (the ones
- * inotify and epoll use): a charge at (ns, uid) also charges
- * (ns->parent, ns->owner), and so on up to init_user_ns, and fails if any
- * level would exceed the limit.  So a user cannot get past a limit by
- * creating user namespaces, nor by using the uids of a subuid range.
+ * inotify and epoll use): a charge at (ns, uid) also charges the
+ * namespace as a whole, then (ns->parent, ns->owner), and so on up to
+ * init_user_ns, and fails if any level would exceed its limit.  So a user
+ * cannot get past a limit by creating user namespaces, nor by using the
+ * uids of a subuid range; and a namespace takes from its creator's limits
+ * no more than its budget.
  */
 #ifndef _HTW_LIMITS_H
 #define _HTW_LIMITS_H
@@ -28,6 +30,23 @@ enum htw_limit {
 
 /* Compute the defaults that scale with memory; from module init. */
 void htw_limits_init(void);
+/* Let go of every namespace's budget; from module exit. */
+void htw_limits_exit(void);
+
+/* A user namespace's budget (max, 0 in a set for the default) and usage. */
+struct htw_ns_budget {
+	unsigned long max[HTW_LIMIT_COUNT];
+	unsigned long used[HTW_LIMIT_COUNT];
+	u32 own;		/* bit i: max[i] is the namespace's own */
+};
+
+/*
+ * Read or set the budget of @ns, not init_user_ns (-EINVAL), whose
+ * limits are the module parameters: 0, -EINVAL or -ENOMEM.  The caller
+ * checks the permission to set.  Process context.
+ */
+int htw_ns_limits_get(struct user_namespace *ns, struct htw_ns_budget *b);
+int htw_ns_limits_set(struct user_namespace *ns, const unsigned long *max);
 
 /*
  * The entry of (@ns, @uid), created with its chain if needed, with a
@@ -73,6 +92,7 @@ int htw_limits_charge(struct htw_quota *q, enum htw_limit res,
 unsigned long htw_limits_used(const struct htw_quota *q, enum htw_limit res);
 /* How many quota entries exist, every user namespace's. */
 unsigned long htw_limits_entries(void);
+bool htw_ns_gone(struct user_namespace *ns);
 #endif
 
 #endif /* _HTW_LIMITS_H */

@@ -6,7 +6,8 @@
  * the ones before it: htw_grid.c (tick-grid arithmetic), htw_handles.c
  * (the handle table), htw_wheel.c (buckets, ready queue and their
  * operations), htw_tick.c (the hrtimer and expiry); then the device,
- * htw_dev.c, and the per-user limits, htw_limits.c.
+ * htw_dev.c, the per-user limits and namespace budgets, htw_limits.c, and
+ * the budgets' ioctls, htw_userns.c.
  */
 #include <linux/module.h>
 
@@ -35,6 +36,7 @@ out_tick:
 	htw_tick_module_exit();
 out_wheel:
 	htw_wheel_module_exit();
+	htw_limits_exit();
 	return ret;
 }
 
@@ -43,6 +45,7 @@ static void __exit htw_exit(void)
 	htw_dev_unregister();
 	htw_tick_module_exit();
 	htw_wheel_module_exit();
+	htw_limits_exit();
 }
 
 module_init(htw_init);

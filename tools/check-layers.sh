@@ -15,7 +15,7 @@ layers=(
 	compat:0 timens:0 test_hooks:0 api:0 trace:0
 	grid:1
 	handles:2 limits:2
-	wheel:3 internal:3
+	wheel:3 internal:3 userns:3
 	table:4
 	tick:5
 	dev:6

@@ -9,6 +9,7 @@
  * references, and the test keeps its own reference so that none is ever
  * freed by the kernel.  The real multi-namespace check is a qemu selftest.
  */
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <linux/refcount.h>
 #include <linux/user_namespace.h>
@@ -45,6 +46,23 @@ static struct user_namespace *htw_t_userns(struct kunit *test,
 	ns->owner = owner;
 	refcount_set(&ns->ns.count, 1);
 	return ns;
+}
+
+static void htw_t_budget_unset(void *ns)
+{
+	static const unsigned long none[HTW_LIMIT_COUNT];
+
+	htw_ns_limits_set(ns, none);
+}
+
+/* Give stand-in namespace @ns a budget of @max of everything. */
+static void htw_t_budget(struct kunit *test, struct user_namespace *ns,
+			 unsigned long max)
+{
+	unsigned long all[HTW_LIMIT_COUNT] = { max, max, max };
+
+	KUNIT_ASSERT_EQ(test, htw_ns_limits_set(ns, all), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_budget_unset, ns), 0);
 }
 
 static void htwheel_quota_same_key_same_entry(struct kunit *test)
@@ -119,11 +137,16 @@ static void htwheel_quota_chain(struct kunit *test)
 	unsigned long before = htw_limits_entries();
 	struct htw_quota *leaf, *mid, *top, *sibling;
 
+	/* Budgets that never bind here: the users' limits are what is tested. */
+	htw_t_budget(test, ns1, 100);
+	htw_t_budget(test, ns2, 100);
+	/* (ns2, -), (ns1, b), (ns1, -) and (init, a): a set budget holds its chain. */
+	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 4);
 	leaf = htw_t_get(test, ns2, c);
-	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 3);
+	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 5);
 	mid = htw_t_get(test, ns1, b);
 	top = htw_t_get(test, &init_user_ns, a);
-	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 3);
+	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 5);
 
 	KUNIT_ASSERT_EQ(test, htw_limits_charge(leaf, HTW_LIMIT_TIMERS, 3, 5), 0);
 	KUNIT_EXPECT_EQ(test, htw_limits_used(leaf, HTW_LIMIT_TIMERS), 3);
@@ -142,7 +165,7 @@ static void htwheel_quota_chain(struct kunit *test)
 
 	/* Another uid in ns1 is a new entry under the same top. */
 	sibling = htw_t_get(test, ns1, c);
-	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 4);
+	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 6);
 	KUNIT_EXPECT_EQ(test, htw_limits_charge(sibling, HTW_LIMIT_TIMERS, 1, 5), -EDQUOT);
 	htw_quota_uncharge_n(top, HTW_LIMIT_TIMERS, 2);
 	KUNIT_EXPECT_EQ(test, htw_limits_charge(sibling, HTW_LIMIT_TIMERS, 2, 5), 0);
@@ -161,10 +184,13 @@ static void htwheel_quota_chain_middle_full(struct kunit *test)
 	kuid_t a = HTW_T_UID(20), b = HTW_T_UID(21), c = HTW_T_UID(22);
 	struct user_namespace *ns1 = htw_t_userns(test, &init_user_ns, a);
 	struct user_namespace *ns2 = htw_t_userns(test, ns1, b);
-	struct htw_quota *leaf = htw_t_get(test, ns2, c);
-	struct htw_quota *mid = htw_t_get(test, ns1, b);
-	struct htw_quota *top = htw_t_get(test, &init_user_ns, a);
+	struct htw_quota *leaf, *mid, *top;
 
+	htw_t_budget(test, ns1, 100);
+	htw_t_budget(test, ns2, 100);
+	leaf = htw_t_get(test, ns2, c);
+	mid = htw_t_get(test, ns1, b);
+	top = htw_t_get(test, &init_user_ns, a);
 	KUNIT_ASSERT_EQ(test, htw_limits_charge(mid, HTW_LIMIT_INSTANCES, 4, 4), 0);
 	KUNIT_EXPECT_EQ(test, htw_limits_charge(leaf, HTW_LIMIT_INSTANCES, 1, 4), -EDQUOT);
 	KUNIT_EXPECT_EQ(test, htw_limits_used(leaf, HTW_LIMIT_INSTANCES), 0);
@@ -185,15 +211,129 @@ static void htwheel_quota_chain_freed(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, leaf);
 	top = htw_quota_get(&init_user_ns, HTW_T_UID(30));
 	KUNIT_ASSERT_NOT_NULL(test, top);
-	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 3);
+	/* (ns2, 32), (ns2, -), (ns1, 31), (ns1, -), (init, 30). */
+	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 5);
 	htw_quota_put(leaf);
-	/* (ns2, 32) and (ns1, 31) had no other user; (init, 30) has. */
+	/* Only (init, 30) had another user. */
 	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 1);
 	htw_quota_put(top);
 	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before);
 	/* Every namespace reference the table took was given back. */
 	KUNIT_EXPECT_EQ(test, refcount_read(&ns1->ns.count), 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&ns2->ns.count), 1);
+}
+
+/*
+ * A namespace with no budget of its own gets a quarter of what is in
+ * effect a namespace up: it cannot take all of its creator's limit, and
+ * what it takes leaves the rest to the creator and to a sibling.
+ */
+static void htwheel_quota_ns_default_budget(struct kunit *test)
+{
+	kuid_t a = HTW_T_UID(40), b = HTW_T_UID(41);
+	struct user_namespace *ns1 = htw_t_userns(test, &init_user_ns, a);
+	struct user_namespace *ns2 = htw_t_userns(test, &init_user_ns, a);
+	struct user_namespace *nested = htw_t_userns(test, ns1, b);
+	struct htw_quota *in1 = htw_t_get(test, ns1, b);
+	struct htw_quota *in2 = htw_t_get(test, ns2, b);
+	struct htw_quota *deep = htw_t_get(test, nested, b);
+	struct htw_quota *top = htw_t_get(test, &init_user_ns, a);
+	struct htw_ns_budget nb;
+
+	/* A user limit of 64: each namespace 16, one nested in it 4. */
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_TIMERS, 16, 64), 0);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_TIMERS, 1, 64), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(deep, HTW_LIMIT_TIMERS, 1, 64), -EDQUOT);
+	htw_quota_uncharge_n(in1, HTW_LIMIT_TIMERS, 16);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(deep, HTW_LIMIT_TIMERS, 4, 64), 0);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(deep, HTW_LIMIT_TIMERS, 1, 64), -EDQUOT);
+	/* The nested namespace's 4 count in ns1's 16, and in a's 64. */
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_TIMERS, 13, 64), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_TIMERS, 12, 64), 0);
+	KUNIT_EXPECT_EQ(test, htw_limits_used(top, HTW_LIMIT_TIMERS), 16);
+	/* The sibling has its own 16, and the creator the rest. */
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in2, HTW_LIMIT_TIMERS, 16, 64), 0);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(top, HTW_LIMIT_TIMERS, 32, 64), 0);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(top, HTW_LIMIT_TIMERS, 1, 64), -EDQUOT);
+	/* What a reader of the budget sees, against the module's parameters. */
+	KUNIT_ASSERT_EQ(test, htw_ns_limits_get(ns1, &nb), 0);
+	KUNIT_EXPECT_EQ(test, nb.used[HTW_LIMIT_TIMERS], 16);
+	KUNIT_EXPECT_EQ(test, nb.own, 0);
+	KUNIT_EXPECT_EQ(test, htw_ns_limits_get(&init_user_ns, &nb), -EINVAL);
+	htw_quota_uncharge_n(top, HTW_LIMIT_TIMERS, 32);
+	htw_quota_uncharge_n(in2, HTW_LIMIT_TIMERS, 16);
+	htw_quota_uncharge_n(in1, HTW_LIMIT_TIMERS, 12);
+	htw_quota_uncharge_n(deep, HTW_LIMIT_TIMERS, 4);
+}
+
+/*
+ * A budget of its own binds the namespace (above the default or below),
+ * and the default of a namespace nested in it derives from it; set back
+ * to 0, the default returns and the entries the budget held go.
+ */
+static void htwheel_quota_ns_own_budget(struct kunit *test)
+{
+	kuid_t a = HTW_T_UID(50), b = HTW_T_UID(51);
+	struct user_namespace *ns1 = htw_t_userns(test, &init_user_ns, a);
+	struct user_namespace *nested = htw_t_userns(test, ns1, b);
+	unsigned long before = htw_limits_entries();
+	unsigned long own[HTW_LIMIT_COUNT] = { 0, 40, 0 }, none[HTW_LIMIT_COUNT] = {};
+	struct htw_quota *in1, *deep;
+	struct htw_ns_budget nb;
+
+	KUNIT_ASSERT_EQ(test, htw_ns_limits_set(ns1, own), 0);
+	/* (ns1, -) and (init, a) stay for the budget. */
+	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 2);
+	KUNIT_ASSERT_EQ(test, htw_ns_limits_get(ns1, &nb), 0);
+	KUNIT_EXPECT_EQ(test, nb.own, BIT(HTW_LIMIT_TIMERS));
+	KUNIT_EXPECT_EQ(test, nb.max[HTW_LIMIT_TIMERS], 40);
+	in1 = htw_t_get(test, ns1, b);
+	deep = htw_t_get(test, nested, b);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_TIMERS, 40, 64), 0);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_TIMERS, 1, 64), -EDQUOT);
+	htw_quota_uncharge_n(in1, HTW_LIMIT_TIMERS, 40);
+	/* Nested: a quarter of 40. */
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(deep, HTW_LIMIT_TIMERS, 10, 64), 0);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(deep, HTW_LIMIT_TIMERS, 1, 64), -EDQUOT);
+	htw_quota_uncharge_n(deep, HTW_LIMIT_TIMERS, 10);
+	/* The other resources kept the default: a quarter of 64. */
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_INSTANCES, 17, 64), -EDQUOT);
+	KUNIT_ASSERT_EQ(test, htw_ns_limits_set(ns1, none), 0);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_TIMERS, 17, 64), -EDQUOT);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in1, HTW_LIMIT_TIMERS, 16, 64), 0);
+	htw_quota_uncharge_n(in1, HTW_LIMIT_TIMERS, 16);
+	KUNIT_EXPECT_EQ(test, htw_ns_limits_set(&init_user_ns, own), -EINVAL);
+}
+
+static bool htw_t_all_gone(struct user_namespace *ns)
+{
+	return true;
+}
+
+/*
+ * A budget whose namespace is gone goes at the next budget set (played
+ * by a stub: the test itself holds its stand-in namespaces), and only
+ * then; one whose namespace still has an entry in use stays.
+ */
+static void htwheel_quota_ns_budget_outlives_no_namespace(struct kunit *test)
+{
+	struct user_namespace *gone = htw_t_userns(test, &init_user_ns, HTW_T_UID(60));
+	struct user_namespace *busy = htw_t_userns(test, &init_user_ns, HTW_T_UID(61));
+	struct user_namespace *other = htw_t_userns(test, &init_user_ns, HTW_T_UID(62));
+	unsigned long before = htw_limits_entries();
+	struct htw_quota *in_busy;
+
+	htw_t_budget(test, gone, 8);
+	htw_t_budget(test, busy, 8);
+	in_busy = htw_t_get(test, busy, HTW_T_UID(63));
+	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 5);
+	kunit_activate_static_stub(test, htw_ns_gone, htw_t_all_gone);
+	htw_t_budget(test, other, 8);
+	kunit_deactivate_static_stub(test, htw_ns_gone);
+	/* gone's two went; other's two came; busy's three stay. */
+	KUNIT_EXPECT_EQ(test, htw_limits_entries(), before + 5);
+	KUNIT_EXPECT_EQ(test, refcount_read(&gone->ns.count), 1);
+	KUNIT_EXPECT_EQ(test, htw_limits_charge(in_busy, HTW_LIMIT_TIMERS, 9, 64), -EDQUOT);
 }
 
 /* What is charged for a wheel grows with its geometry; refused: 0. */
@@ -227,6 +367,9 @@ static struct kunit_case htwheel_quota_cases[] = {
 	KUNIT_CASE(htwheel_quota_chain),
 	KUNIT_CASE(htwheel_quota_chain_middle_full),
 	KUNIT_CASE(htwheel_quota_chain_freed),
+	KUNIT_CASE(htwheel_quota_ns_default_budget),
+	KUNIT_CASE(htwheel_quota_ns_own_budget),
+	KUNIT_CASE(htwheel_quota_ns_budget_outlives_no_namespace),
 	KUNIT_CASE(htwheel_quota_wheel_footprint),
 	{}
 };

@@ -496,6 +496,54 @@ static int map_namespace(pid_t pid)
 	return write_file(path, map);
 }
 
+/*
+ * HTW_IOC_NS_LIMITS_GET or _SET (@cmd) through file @dev on the user
+ * namespace of @pid (0: the caller's own, by -1): 0 or the errno.
+ */
+static int ns_budget(int dev, unsigned long cmd, pid_t pid, struct htw_ns_limits *req)
+{
+	char path[64];
+	int err = 0;
+
+	req->userns_fd = -1;
+	if (pid) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+		req->userns_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (req->userns_fd < 0)
+			return errno;
+	}
+	if (ioctl(dev, cmd, req))
+		err = errno;
+	if (pid)
+		close(req->userns_fd);
+	return err;
+}
+
+/* Set the budget of @pid's namespace through a file of its own. */
+static int set_ns_budget(pid_t pid, uint64_t files, uint64_t timers, uint64_t bytes)
+{
+	struct htw_ns_limits req = { .max = { files, timers, bytes } };
+	int dev = htw_test_open(0), err;
+
+	if (dev < 0)
+		return errno;
+	err = ns_budget(dev, HTW_IOC_NS_LIMITS_SET, pid, &req);
+	close(dev);
+	return err;
+}
+
+static int get_ns_budget(pid_t pid, struct htw_ns_limits *req)
+{
+	int dev = htw_test_open(0), err;
+
+	memset(req, 0, sizeof(*req));
+	if (dev < 0)
+		return errno;
+	err = ns_budget(dev, HTW_IOC_NS_LIMITS_GET, pid, req);
+	close(dev);
+	return err;
+}
+
 #define USERNS_CLONE	"/proc/sys/kernel/unprivileged_userns_clone"
 
 TEST_F_TIMEOUT(limits, user_namespace_chain_counts_against_creator, 90)
@@ -524,12 +572,259 @@ TEST_F_TIMEOUT(limits, user_namespace_chain_counts_against_creator, 90)
 	/* The namespace child says it unshared, and who it is. */
 	if (read(c.up[0], &nspid, sizeof(nspid)) == sizeof(nspid)) {
 		EXPECT_EQ(0, map_namespace(nspid)) TH_LOG("writing its maps: errno %d", errno);
+		/* A budget that never binds: the creator's limits are tested. */
+		EXPECT_EQ(0, set_ns_budget(nspid, LIM_INSTANCES, LIM_TIMERS, LIM_WHEEL_BYTES));
 		tell(c.down[1]);
 	}
 	status = wait_child(pid, CHILD_SECONDS);
 	if (clone_old == 0)
 		write_file(USERNS_CLONE, "0");
 	EXPECT_EQ(0, status);
+}
+
+/*
+ * Two user namespaces that root creates (as a container manager does,
+ * here without uid maps: their tasks stay kuid 0), each with the default
+ * budget, a quarter of root's limits: the first fills its budget and gets
+ * EMFILE and EDQUOT, the second still gets its whole budget, and root the
+ * rest of its own.  Root raises the first's file budget; the namespace's
+ * own root cannot, nor can nobody.
+ */
+#define BUDGET_FILES	(LIM_INSTANCES / 4)
+#define BUDGET_TIMERS	(LIM_TIMERS / 4)
+
+struct budget_member {
+	int go[2], done[2];
+	int files, open_err, files2, open_err2, set_err;
+	long timers;
+	int timer_err;
+	struct htw_ns_limits own;
+	int get_err;
+};
+
+/*
+ * In a new user namespace: fill the budget, then (told) open again.  The
+ * first file, kept for the budget's ioctls, counts in the budget too.
+ */
+static int budget_member(struct budget_member *m)
+{
+	struct htw_ns_limits raise = { .max = { LIM_INSTANCES } };
+	int fd[LIM_INSTANCES + 1], n, more, ctl;
+
+	HTW_CHILD_CHECK(!unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER): errno %d", errno);
+	ctl = htw_test_open(0);
+	HTW_CHILD_CHECK(ctl >= 0, "open in the namespace: errno %d", errno);
+	m->open_err = open_until_refused(fd, LIM_INSTANCES + 1, &n);
+	m->files = n + 1;
+	m->timer_err = schedule_until_refused(&ctl, 1, LIM_TIMERS, &m->timers);
+	m->get_err = ns_budget(ctl, HTW_IOC_NS_LIMITS_GET, 0, &m->own);
+	m->set_err = ns_budget(ctl, HTW_IOC_NS_LIMITS_SET, 0, &raise);
+	HTW_CHILD_CHECK(!tell(m->done[1]) && !await(m->go[0]), "no word from root");
+	m->open_err2 = open_until_refused(fd + n, LIM_INSTANCES + 1 - n, &more);
+	m->files2 = more;
+	HTW_CHILD_CHECK(!tell(m->done[1]) && !await(m->go[0]), "no word from root");
+	close_all(fd, n + more);
+	close(ctl);
+	return 0;
+}
+
+static pid_t start_member(struct budget_member *m)
+{
+	pid_t pid;
+
+	if (pipe(m->go) || pipe(m->done))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		_exit(budget_member(m));
+	return pid;
+}
+
+/* Through a descriptor root opened: nobody may not set a budget. */
+static int set_as_nobody(void *arg)
+{
+	struct htw_ns_limits req = { .userns_fd = *(int *)arg, .max = { LIM_INSTANCES } };
+	int dev = htw_test_open(0);
+
+	return dev >= 0 && ioctl(dev, HTW_IOC_NS_LIMITS_SET, &req) && errno == EPERM ? 0 : 1;
+}
+
+TEST_F_TIMEOUT(limits, user_namespace_budgets_keep_siblings_and_creator, 90)
+{
+	struct budget_member *m = mmap(NULL, 2 * sizeof(*m), PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int fd[LIM_INSTANCES + 1], n, err, nsfd;
+	struct htw_ns_limits got;
+	char path[64];
+	long total;
+	pid_t a, b;
+
+	if (access("/proc/self/ns/user", F_OK))
+		SKIP(return, "kernel without CONFIG_USER_NS");
+	ASSERT_NE(MAP_FAILED, m);
+	memset(m, 0, 2 * sizeof(*m));
+	set_limits(_metadata, self, LIM_INSTANCES, LIM_TIMERS, LIM_WHEEL_BYTES);
+
+	a = start_member(&m[0]);
+	ASSERT_LT(0, a);
+	ASSERT_EQ(0, await(m[0].done[0]));
+	EXPECT_EQ(BUDGET_FILES, m[0].files);
+	EXPECT_EQ(EMFILE, m[0].open_err);
+	EXPECT_EQ(BUDGET_TIMERS, m[0].timers);
+	EXPECT_EQ(EDQUOT, m[0].timer_err);
+	/* The namespace reads its own budget; it cannot raise it. */
+	EXPECT_EQ(0, m[0].get_err);
+	EXPECT_EQ(BUDGET_FILES, m[0].own.max[HTW_NS_INSTANCES]);
+	EXPECT_EQ(BUDGET_FILES, m[0].own.used[HTW_NS_INSTANCES]);
+	EXPECT_EQ(BUDGET_TIMERS, m[0].own.used[HTW_NS_TIMERS]);
+	EXPECT_EQ(0, m[0].own.own);
+	EXPECT_EQ(EPERM, m[0].set_err);
+
+	/* The sibling gets its whole budget. */
+	b = start_member(&m[1]);
+	ASSERT_LT(0, b);
+	ASSERT_EQ(0, await(m[1].done[0]));
+	EXPECT_EQ(BUDGET_FILES, m[1].files);
+	EXPECT_EQ(EMFILE, m[1].open_err);
+	EXPECT_EQ(BUDGET_TIMERS, m[1].timers);
+
+	/* Root: the rest of its own limits, exactly. */
+	err = open_until_refused(fd, LIM_INSTANCES + 1, &n);
+	EXPECT_EQ(LIM_INSTANCES - 2 * BUDGET_FILES, n);
+	EXPECT_EQ(EMFILE, err);
+	if (n) {
+		err = schedule_until_refused(fd, 1, LIM_TIMERS, &total);
+		EXPECT_EQ(LIM_TIMERS - 2 * BUDGET_TIMERS, total);
+		EXPECT_EQ(EDQUOT, err);
+	}
+	close_all(fd, n);
+
+	/* Root raises the first namespace's files by two; nobody cannot. */
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", a);
+	nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, nsfd);
+	EXPECT_EQ(0, run_as(NOBODY, set_as_nobody, &nsfd));
+	close(nsfd);
+	EXPECT_EQ(0, set_ns_budget(a, BUDGET_FILES + 2, 0, 0));
+	ASSERT_EQ(0, get_ns_budget(a, &got));
+	EXPECT_EQ(BUDGET_FILES + 2, got.max[HTW_NS_INSTANCES]);
+	EXPECT_EQ(BUDGET_TIMERS, got.max[HTW_NS_TIMERS]);
+	EXPECT_EQ(1U << HTW_NS_INSTANCES, got.own);
+	tell(m[0].go[1]);
+	ASSERT_EQ(0, await(m[0].done[0]));
+	EXPECT_EQ(2, m[0].files2);
+	EXPECT_EQ(EMFILE, m[0].open_err2);
+	/* The initial namespace's limits are the module parameters. */
+	EXPECT_EQ(EINVAL, get_ns_budget(0, &got));
+	EXPECT_EQ(EINVAL, set_ns_budget(0, 1, 1, 1));
+
+	/* The sibling's second round finds its budget still full; then both go. */
+	tell(m[1].go[1]);
+	ASSERT_EQ(0, await(m[1].done[0]));
+	EXPECT_EQ(0, m[1].files2);
+	EXPECT_EQ(EMFILE, m[1].open_err2);
+	tell(m[0].go[1]);
+	tell(m[1].go[1]);
+	EXPECT_EQ(0, wait_child(a, CHILD_SECONDS));
+	EXPECT_EQ(0, wait_child(b, CHILD_SECONDS));
+	munmap(m, 2 * sizeof(*m));
+}
+
+/* One budget request through @dev; the errno, 0 for success. */
+static int ns_request(int dev, unsigned long cmd, struct htw_ns_limits req)
+{
+	return ioctl(dev, cmd, &req) ? errno : 0;
+}
+
+/*
+ * The budget ioctls' refusals, each with nothing changed: no descriptor,
+ * one of no namespace or of another kind, the initial namespace, fields
+ * that must be 0, and a file without the handshake.  In a user namespace
+ * of its own (where the kernel has them), a refused set leaves the
+ * default, and a set one reads back.
+ */
+static int ns_requests_in_namespace(void *arg)
+{
+	struct htw_ns_limits req = { .userns_fd = -1 }, bad;
+	int dev;
+
+	HTW_CHILD_CHECK(!unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER): errno %d", errno);
+	dev = htw_test_open(0);
+	HTW_CHILD_CHECK(dev >= 0, "open in the namespace: errno %d", errno);
+	bad = req;
+	bad.max[0] = 1;
+	bad.reserved[3] = 1;
+	HTW_CHILD_CHECK(ns_request(dev, HTW_IOC_NS_LIMITS_SET, bad) == EINVAL, "reserved not refused");
+	bad = req;
+	bad.used[1] = 1;
+	HTW_CHILD_CHECK(ns_request(dev, HTW_IOC_NS_LIMITS_SET, bad) == EINVAL, "used not refused");
+	HTW_CHILD_CHECK(!ioctl(dev, HTW_IOC_NS_LIMITS_GET, &req) && !req.own,
+			"a refused set changed the budget (own %#x, errno %d)", req.own, errno);
+	HTW_CHILD_CHECK(req.max[HTW_NS_INSTANCES] == LIM_INSTANCES / 4 &&
+			req.used[HTW_NS_INSTANCES] == 1,
+			"budget %llu files, %llu used; want %d, 1",
+			(unsigned long long)req.max[HTW_NS_INSTANCES],
+			(unsigned long long)req.used[HTW_NS_INSTANCES], LIM_INSTANCES / 4);
+	close(dev);
+	return 0;
+}
+
+TEST_F_TIMEOUT(limits, ns_budget_requests_refused_with_their_errnos, 60)
+{
+	struct htw_ns_limits req = { .userns_fd = -1 }, bad;
+	int dev, raw, null, nsfd;
+
+	set_limits(_metadata, self, LIM_INSTANCES, LIM_TIMERS, LIM_WHEEL_BYTES);
+	dev = htw_test_open(0);
+	ASSERT_LE(0, dev);
+	/* The test runs in the initial namespace: it has no budget. */
+	EXPECT_EQ(EINVAL, ns_request(dev, HTW_IOC_NS_LIMITS_GET, req));
+	EXPECT_EQ(EINVAL, ns_request(dev, HTW_IOC_NS_LIMITS_SET, req));
+	nsfd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+	if (nsfd >= 0) {
+		bad = req;
+		bad.userns_fd = nsfd;
+		EXPECT_EQ(EINVAL, ns_request(dev, HTW_IOC_NS_LIMITS_GET, bad));
+		close(nsfd);
+	}
+	/* No descriptor, or one that is no user namespace. */
+	bad = req;
+	bad.userns_fd = -2;
+	EXPECT_EQ(EBADF, ns_request(dev, HTW_IOC_NS_LIMITS_GET, bad));
+	bad.userns_fd = 1000000;
+	EXPECT_EQ(EBADF, ns_request(dev, HTW_IOC_NS_LIMITS_SET, bad));
+	null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, null);
+	bad.userns_fd = null;
+	EXPECT_EQ(EINVAL, ns_request(dev, HTW_IOC_NS_LIMITS_GET, bad));
+	close(null);
+	nsfd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+	if (nsfd >= 0) {
+		bad.userns_fd = nsfd;
+		EXPECT_EQ(EINVAL, ns_request(dev, HTW_IOC_NS_LIMITS_GET, bad));
+		close(nsfd);
+	}
+	/* Fields that must be 0. */
+	bad = req;
+	bad.flags = 1;
+	EXPECT_EQ(EINVAL, ns_request(dev, HTW_IOC_NS_LIMITS_GET, bad));
+	bad = req;
+	bad.pad = 1;
+	EXPECT_EQ(EINVAL, ns_request(dev, HTW_IOC_NS_LIMITS_GET, bad));
+	bad = req;
+	bad.own = 1;
+	EXPECT_EQ(EINVAL, ns_request(dev, HTW_IOC_NS_LIMITS_SET, bad));
+	EXPECT_EQ(-1, ioctl(dev, HTW_IOC_NS_LIMITS_GET, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	/* Before the handshake, like every other ioctl. */
+	raw = open("/dev/htwheel", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, raw);
+	EXPECT_EQ(EBADFD, ns_request(raw, HTW_IOC_NS_LIMITS_GET, req));
+	close(raw);
+	close(dev);
+	if (!access("/proc/self/ns/user", F_OK))
+		EXPECT_EQ(0, run_as(NOBODY, ns_requests_in_namespace, NULL));
 }
 
 /* (e) With the default limits: how far one user gets, and how it ends. */

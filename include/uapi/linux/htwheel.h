@@ -17,6 +17,9 @@
  * files of the device; live timers (EDQUOT at max_user_timers) and wheel
  * structures (EDQUOT at max_user_wheel_bytes) are limited per user too,
  * counted per user namespace and charged up to the namespaces' creators.
+ * Each user namespace but the initial one also has a budget of its own
+ * for all three (HTW_IOC_NS_LIMITS_GET / _SET), which bounds what it and
+ * the namespaces nested in it take from its creator's limits.
  *
  * See Documentation/userspace-api/htwheel.rst.
  */
@@ -488,6 +491,40 @@ struct htw_table_stats {
 	__u64 reserved[8];
 };
 
+/* Indexes of the limits in struct htw_ns_limits. */
+#define HTW_NS_INSTANCES	0	/* open files of the device */
+#define HTW_NS_TIMERS		1	/* live timers */
+#define HTW_NS_WHEEL_BYTES	2	/* bytes of wheel structures */
+#define HTW_NS_LIMITS		3
+
+/**
+ * struct htw_ns_limits - a user namespace's budget
+ *                        (HTW_IOC_NS_LIMITS_GET, HTW_IOC_NS_LIMITS_SET)
+ * @userns_fd: in: a descriptor of the user namespace (an open
+ *             /proc/PID/ns/user), or -1 for the caller's own; never the
+ *             initial namespace, whose limits are the module parameters
+ * @flags:     in: must be 0
+ * @max:       GET out: each limit in effect for the namespace as a whole;
+ *             SET in: the namespace's own maximum, or 0 to go back to the
+ *             default (a quarter of what is in effect one namespace up)
+ * @used:      GET out: what the namespace and those nested in it hold;
+ *             SET in: must be 0
+ * @own:       GET out: bit (1 << i) set when @max[i] was set by
+ *             HTW_IOC_NS_LIMITS_SET, clear when it is the default;
+ *             SET in: must be 0
+ * @pad:       in: must be 0; out: 0
+ * @reserved:  in: must be 0; out: 0
+ */
+struct htw_ns_limits {
+	__s32 userns_fd;
+	__u32 flags;
+	__u64 max[HTW_NS_LIMITS];
+	__u64 used[HTW_NS_LIMITS];
+	__u32 own;
+	__u32 pad;
+	__u64 reserved[4];
+};
+
 #define HTW_IOC_MAGIC		0xB9
 
 #define HTW_IOC_API		_IOWR(HTW_IOC_MAGIC, 0x00, struct htw_api)
@@ -502,5 +539,7 @@ struct htw_table_stats {
 /* Take in the submission ring now; returns the submissions taken in. */
 #define HTW_IOC_TABLE_ENTER	_IO(HTW_IOC_MAGIC, 0x09)
 #define HTW_IOC_TABLE_STATS	_IOWR(HTW_IOC_MAGIC, 0x0a, struct htw_table_stats)
+#define HTW_IOC_NS_LIMITS_GET	_IOWR(HTW_IOC_MAGIC, 0x0b, struct htw_ns_limits)
+#define HTW_IOC_NS_LIMITS_SET	_IOW(HTW_IOC_MAGIC, 0x0c, struct htw_ns_limits)
 
 #endif /* _UAPI_LINUX_HTWHEEL_H */
