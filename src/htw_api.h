@@ -23,7 +23,8 @@
 				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE_ENTER)) | \
 				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE_STATS)) | \
 				 BIT_ULL(_IOC_NR(HTW_IOC_NS_LIMITS_GET)) | \
-				 BIT_ULL(_IOC_NR(HTW_IOC_NS_LIMITS_SET)))
+				 BIT_ULL(_IOC_NR(HTW_IOC_NS_LIMITS_SET)) | \
+				 BIT_ULL(_IOC_NR(HTW_IOC_TABLE2_CREATE)))
 
 /* Whether reserved (or otherwise unused) input fields are all zero. */
 static inline bool htw_all_zero(const __u64 *v, size_t n)

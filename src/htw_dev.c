@@ -39,6 +39,7 @@
 #include "htw_compat.h"
 #include "htw_limits.h"
 #include "htw_table.h"
+#include "htw_table_fd.h"
 #include "htw_timens.h"
 #include "htw_tick.h"
 #include "htw_trace.h"
@@ -1065,7 +1066,7 @@ static int htw_file_create_table(struct htw_file *hf, struct htw_table_setup *ts
 		return ret;
 	table = htw_wheel_create_table(geo, &htw_hrtimer_clock, htw_file_ready, hf,
 				       ts->entries,
-				       htw_timens_offset(&hf->timens, geo->clockid));
+				       htw_timens_offset(&hf->timens, geo->clockid), 1);
 	if (IS_ERR(table)) {
 		htw_file_uncharge_table(hf, ts->entries, bytes);
 		return PTR_ERR(table);
@@ -1121,6 +1122,34 @@ static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
 	if (ret == -EBUSY)
 		htw_restore_request(argp, &in, sizeof(in));
 	return ret;
+}
+
+/*
+ * A version 2 table, an object of its own with the file's geometry (so
+ * the file's wheel is made first, as for HTW_IOC_TABLE_SETUP), clock,
+ * time namespace and user; the file keeps nothing of it.
+ */
+static long htw_ioc_table2_create(struct htw_file *hf, void __user *argp)
+{
+	struct htw_table2_setup ts;
+	struct htw_geometry geo;
+	struct htw_wheel *wheel;
+
+	if (copy_from_user(&ts, argp, sizeof(ts)))
+		return -EFAULT;
+	if (ts.flags || !htw_all_zero(ts.reserved, ARRAY_SIZE(ts.reserved)) ||
+	    !ts.entries)
+		return -EINVAL;
+	if (ts.entries > min_t(u64, READ_ONCE(max_pending), HTW_MAX_PENDING)) {
+		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_MAX_PENDING, -EINVAL);
+		return -EINVAL;
+	}
+	wheel = htw_file_wheel(hf);
+	if (IS_ERR(wheel))
+		return PTR_ERR(wheel);
+	htw_wheel_geometry(wheel, &geo);
+	geo.max_pending = ts.entries;
+	return htw_table_obj_create(&geo, hf->quota, &hf->timens, &ts, argp);
 }
 
 static long htw_ioc_table_enter(struct htw_file *hf, unsigned long arg)
@@ -1346,6 +1375,8 @@ static long htw_char_ioctl(struct file *file, unsigned int cmd, unsigned long pa
 		return htw_ioc_table_enter(hf, parm);
 	case HTW_IOC_TABLE_STATS:
 		return htw_ioc_table_stats(hf, argp);
+	case HTW_IOC_TABLE2_CREATE:
+		return htw_ioc_table2_create(hf, argp);
 	case HTW_IOC_NS_LIMITS_GET:
 		return htw_ioc_ns_limits_get(argp);
 	case HTW_IOC_NS_LIMITS_SET:
@@ -1518,6 +1549,7 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(sizeof(struct htw_api) != 64);
 	BUILD_BUG_ON(sizeof(struct htw_table_stats) != 128);
 	BUILD_BUG_ON(sizeof(struct htw_ns_limits) != 96);
+	BUILD_BUG_ON(sizeof(struct htw_table2_setup) != 80);
 	BUILD_BUG_ON(HTW_LIMIT_INSTANCES != HTW_NS_INSTANCES);
 	BUILD_BUG_ON(HTW_LIMIT_TIMERS != HTW_NS_TIMERS);
 	BUILD_BUG_ON(HTW_LIMIT_WHEEL_BYTES != HTW_NS_WHEEL_BYTES);

@@ -221,6 +221,13 @@ struct htw_quota *htw_quota_get(struct user_namespace *ns, kuid_t uid)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_quota_get);
 
+void htw_quota_hold(struct htw_quota *q)
+{
+	mutex_lock(&htw_quotas_lock);
+	q->refs++;
+	mutex_unlock(&htw_quotas_lock);
+}
+
 void htw_quota_put(struct htw_quota *q)
 {
 	mutex_lock(&htw_quotas_lock);

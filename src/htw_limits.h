@@ -53,6 +53,8 @@ int htw_ns_limits_set(struct user_namespace *ns, const unsigned long *max);
  * reference held; NULL when out of memory.  Process context.
  */
 struct htw_quota *htw_quota_get(struct user_namespace *ns, kuid_t uid);
+/* Another reference on @q, which the caller holds one of. */
+void htw_quota_hold(struct htw_quota *q);
 void htw_quota_put(struct htw_quota *q);
 
 /*

@@ -47,14 +47,30 @@
 #define HTW_TABLE_ALIGN		64
 #define HTW_TABLE_SLOTS_OFF	ALIGN(sizeof(struct htw_table_header), HTW_TABLE_ALIGN)
 
+/* The header's fields, where the table's version puts them in the mapping. */
+struct htw_table_fields {
+	u64 *next_wakeup_ns;
+	u32 *sq_head;
+	u32 *cq_tail;
+	u64 *cq_waits;
+	u64 *sq_invalid;
+	u32 *sq_tail;
+	u32 *cq_head;
+};
+
 /**
  * struct htw_table - a wheel's shared table, in kernel memory
  * @mem:         the mapping's pages (__vmalloc(), charged to the memcg)
  * @size:        bytes of @mem, whole pages
- * @hdr:         the header, at the start of @mem
- * @slots:       the slots, in @mem
+ * @v2:          the version 2 protocol (struct htw_table2_*); fixed
+ * @hdr:         the header, at the start of @mem (version 1)
+ * @hdr2:        the header, at the start of @mem (version 2)
+ * @h:           the header's fields, in @mem, whichever the version
+ * @slots:       the slots, in @mem (version 1)
+ * @slots2:      the slots, in @mem (version 2)
  * @sq:          the submission ring, in @mem
- * @cq:          the completion ring, in @mem
+ * @cq:          the completion ring, in @mem (version 1)
+ * @cq2:         the completion ring, in @mem (version 2)
  * @entries:     slots; fixed
  * @sq_mask:     submission ring entries - 1; fixed
  * @cq_mask:     completion ring entries - 1; fixed
@@ -62,6 +78,8 @@
  * @sq_head:     submissions taken in; the kernel's copy, under tick_lock,
  *               READ_ONCE() by a doorbell deciding whether to run again
  * @cq_tail:     records written; the kernel's copy, under tick_lock
+ * @cq_head_seen: the consumer's head at the last look, under tick_lock:
+ *               the ring is read again only when this says it is full
  * @cq_published: @cq_tail as last published; WRITE_ONCE() under
  *               tick_lock, read by poll without it
  * @cq_waits:    under tick_lock, published as is
@@ -89,16 +107,22 @@
 struct htw_table {
 	void *mem;
 	size_t size;
+	bool v2;
 	struct htw_table_header *hdr;
+	struct htw_table2_header *hdr2;
+	struct htw_table_fields h;
 	struct htw_table_slot *slots;
+	struct htw_table2_slot *slots2;
 	u32 *sq;
 	struct htw_table_cqe *cq;
+	struct htw_table2_cqe *cq2;
 	u32 entries;
 	u32 sq_mask;
 	u32 cq_mask;
 	s64 offset;
 	u32 sq_head;
 	u32 cq_tail;
+	u32 cq_head_seen;
 	u32 cq_published;
 	u64 cq_waits;
 	u64 sq_invalid;
@@ -133,14 +157,59 @@ static void htw_table_geometry(u32 entries, struct htw_table_setup *ts)
 				   (u64)ring * sizeof(struct htw_table_cqe));
 }
 
+/*
+ * The layout of a version 2 table: the header, slots of 32 bytes, a
+ * submission ring of a u32 a slot, and a completion ring of 16-byte
+ * records an eighth of that (256 at least, the submission ring's size at
+ * most): due slots that find it full wait in the kernel.
+ */
+static void htw_table2_geometry(u32 entries, struct htw_table2_setup *ts)
+{
+	u32 ring = roundup_pow_of_two(entries);
+
+	memset(ts, 0, sizeof(*ts));
+	ts->entries = entries;
+	ts->sq_entries = ring;
+	ts->cq_entries = min(ring, max(256U, ring / 8));
+	ts->slots_off = ALIGN(sizeof(struct htw_table2_header), HTW_TABLE_ALIGN);
+	ts->sq_off = ALIGN(ts->slots_off +
+			   (u64)entries * sizeof(struct htw_table2_slot),
+			   HTW_TABLE_ALIGN);
+	ts->cq_off = ALIGN(ts->sq_off + (u64)ring * sizeof(u32), HTW_TABLE_ALIGN);
+	ts->mmap_size = PAGE_ALIGN(ts->cq_off +
+				   (u64)ts->cq_entries * sizeof(struct htw_table2_cqe));
+}
+
+void htw_table2_layout_for(u32 entries, struct htw_table2_setup *out)
+{
+	htw_table2_geometry(entries, out);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_table2_layout_for);
+
+/* Kernel memory besides the mapping: the table and a timer a slot. */
+static size_t htw_table_kernel_bytes(u32 entries)
+{
+	u64 chunks = DIV_ROUND_UP(entries, HTW_IDS_PER_CHUNK);
+
+	return sizeof(struct htw_table) +
+	       chunks * HTW_IDS_PER_CHUNK * sizeof(struct htw_timer);
+}
+
+size_t htw_table2_bytes(u32 entries)
+{
+	struct htw_table2_setup ts;
+
+	htw_table2_geometry(entries, &ts);
+	return ts.mmap_size + htw_table_kernel_bytes(entries);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_table2_bytes);
+
 size_t htw_table_bytes(u32 entries)
 {
 	struct htw_table_setup ts;
-	u64 chunks = DIV_ROUND_UP(entries, HTW_IDS_PER_CHUNK);
 
 	htw_table_geometry(entries, &ts);
-	return ts.mmap_size + sizeof(struct htw_table) +
-	       chunks * HTW_IDS_PER_CHUNK * sizeof(struct htw_timer);
+	return ts.mmap_size + htw_table_kernel_bytes(entries);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_table_bytes);
 
@@ -188,40 +257,83 @@ static int htw_table_take_timers(struct htw_wheel *w, u32 entries)
 static void htw_table_map_parts(struct htw_table *tb,
 				const struct htw_table_setup *ts)
 {
+	struct htw_table_header *hdr = tb->mem;
+
 	tb->size = ts->mmap_size;
-	tb->hdr = tb->mem;
+	tb->hdr = hdr;
 	tb->slots = tb->mem + ts->slots_off;
 	tb->sq = tb->mem + ts->sq_off;
 	tb->cq = tb->mem + ts->cq_off;
 	tb->entries = ts->entries;
 	tb->sq_mask = ts->sq_entries - 1;
 	tb->cq_mask = ts->cq_entries - 1;
-	tb->hdr->entries = tb->entries;
-	tb->hdr->sq_mask = tb->sq_mask;
-	tb->hdr->cq_mask = tb->cq_mask;
-	tb->hdr->next_wakeup_ns = U64_MAX;
+	hdr->entries = tb->entries;
+	hdr->sq_mask = tb->sq_mask;
+	hdr->cq_mask = tb->cq_mask;
+	tb->h = (struct htw_table_fields){
+		.next_wakeup_ns = &hdr->next_wakeup_ns, .sq_head = &hdr->sq_head,
+		.cq_tail = &hdr->cq_tail, .cq_waits = &hdr->cq_waits,
+		.sq_invalid = &hdr->sq_invalid, .sq_tail = &hdr->sq_tail,
+		.cq_head = &hdr->cq_head,
+	};
 }
 
-int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset)
+static void htw_table2_map_parts(struct htw_table *tb,
+				 const struct htw_table2_setup *ts)
 {
+	struct htw_table2_header *hdr = tb->mem;
+
+	tb->v2 = true;
+	tb->size = ts->mmap_size;
+	tb->hdr2 = hdr;
+	tb->slots2 = tb->mem + ts->slots_off;
+	tb->sq = tb->mem + ts->sq_off;
+	tb->cq2 = tb->mem + ts->cq_off;
+	tb->entries = ts->entries;
+	tb->sq_mask = ts->sq_entries - 1;
+	tb->cq_mask = ts->cq_entries - 1;
+	hdr->entries = tb->entries;
+	hdr->sq_mask = tb->sq_mask;
+	hdr->cq_mask = tb->cq_mask;
+	tb->h = (struct htw_table_fields){
+		.next_wakeup_ns = &hdr->next_wakeup_ns, .sq_head = &hdr->sq_head,
+		.cq_tail = &hdr->cq_tail, .cq_waits = &hdr->cq_waits,
+		.sq_invalid = &hdr->sq_invalid, .sq_tail = &hdr->sq_tail,
+		.cq_head = &hdr->cq_head,
+	};
+}
+
+int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset, int version)
+{
+	struct htw_table2_setup ts2;
 	struct htw_table_setup ts;
 	struct htw_table *tb;
+	size_t size;
 	int ret;
 
 	might_sleep();
 	BUILD_BUG_ON(sizeof(struct htw_table_header) != 192);
-	if (!entries || entries > w->geo.max_pending)
+	BUILD_BUG_ON(sizeof(struct htw_table2_header) != 256);
+	BUILD_BUG_ON(sizeof(struct htw_table2_slot) != 32);
+	BUILD_BUG_ON(sizeof(struct htw_table2_cqe) != 16);
+	if (!entries || entries > w->geo.max_pending || version < 1 || version > 2)
 		return -EINVAL;
 	htw_table_geometry(entries, &ts);
+	htw_table2_geometry(entries, &ts2);
+	size = version == 2 ? ts2.mmap_size : ts.mmap_size;
 	tb = kzalloc(sizeof(*tb), GFP_KERNEL_ACCOUNT);
 	if (!tb)
 		return -ENOMEM;
-	tb->mem = __vmalloc(ts.mmap_size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	tb->mem = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!tb->mem) {
 		kfree(tb);
 		return -ENOMEM;
 	}
-	htw_table_map_parts(tb, &ts);
+	if (version == 2)
+		htw_table2_map_parts(tb, &ts2);
+	else
+		htw_table_map_parts(tb, &ts);
+	*tb->h.next_wakeup_ns = U64_MAX;
 	tb->offset = offset;
 	tb->room_backoff_ns = HTW_TABLE_ROOM_WAIT_MIN_NS;
 	w->table = tb;
@@ -279,7 +391,7 @@ bool htw_table_has_completions(struct htw_wheel *w)
 {
 	struct htw_table *tb = w->table;
 
-	return READ_ONCE(tb->cq_published) != READ_ONCE(tb->hdr->cq_head);
+	return READ_ONCE(tb->cq_published) != READ_ONCE(*tb->h.cq_head);
 }
 
 u64 htw_table_taken(struct htw_wheel *w)
@@ -309,7 +421,7 @@ bool htw_table_more_to_take(struct htw_wheel *w, u64 consumed_before)
 {
 	struct htw_table *tb = w->table;
 
-	return READ_ONCE(tb->hdr->sq_tail) != READ_ONCE(tb->sq_head) &&
+	return READ_ONCE(*tb->h.sq_tail) != READ_ONCE(tb->sq_head) &&
 	       htw_table_consumed(w) - consumed_before <= tb->sq_mask;
 }
 
@@ -374,6 +486,39 @@ void htw_table_run_done(struct htw_wheel *w)
 	w->table->move_backoff_ns = 0;
 }
 
+/*
+ * The deadline generation @seq of a version 2 slot is armed for, read
+ * after @seq (whose acquire orders it): user space writes the deadline of
+ * its next generation into the other half before its exchange, so this
+ * half stays the one of @seq as long as @seq is the slot's.
+ */
+static u64 htw_table2_deadline(struct htw_table2_slot *slot, u64 seq)
+{
+	return READ_ONCE(slot->deadline_ns[(seq >> 1) & 1]);
+}
+
+/*
+ * Version 2: take slot @slot in.  Its submission is over once @queued is
+ * 0 again; the full barrier orders that store before the reads of the
+ * slot, as user space orders its exchange before its read of @queued:
+ * either this reads the arming, or user space submits the slot again.
+ */
+static void htw_table2_take_in(struct htw_wheel *w, struct htw_timer *t,
+			       u32 slot)
+{
+	struct htw_table2_slot *s = &w->table->slots2[slot];
+	u64 seq;
+
+	WRITE_ONCE(s->queued, 0);
+	smp_mb();
+	if (htw_where_state(READ_ONCE(t->where)) == HTW_READY)
+		return;		/* re-read when it leaves the wait list */
+	seq = smp_load_acquire(&s->seq);
+	htw_wheel_take_out(w, t);
+	htw_table_place(w, t, seq & HTW_TABLE2_ARMED ?
+			max(htw_table2_deadline(s, seq), 1ULL) : 0, w->clk, 0);
+}
+
 unsigned int htw_table_take_submissions(struct htw_wheel *w,
 					unsigned int budget)
 {
@@ -383,7 +528,7 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 
 	lockdep_assert_held(&w->tick_lock);
 	/* The entries after the index: pairs with the producer's release. */
-	tail = smp_load_acquire(&tb->hdr->sq_tail);
+	tail = smp_load_acquire(tb->h.sq_tail);
 	/* More than a ring ahead: no producer wrote that; skip to it. */
 	if (tail - head > tb->sq_mask + 1) {
 		tb->sq_invalid++;
@@ -397,6 +542,10 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 			tb->sq_invalid++;
 			continue;
 		}
+		if (tb->v2) {
+			htw_table2_take_in(w, t, slot);
+			continue;
+		}
 		if (htw_where_state(READ_ONCE(t->where)) == HTW_READY)
 			continue;	/* re-read when it leaves the wait list */
 		htw_wheel_take_out(w, t);
@@ -406,16 +555,24 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 	WRITE_ONCE(tb->consumed, tb->consumed + (u32)(head - tb->sq_head));
 	WRITE_ONCE(tb->sq_head, head);	/* a doorbell compares it unlocked */
 	WRITE_ONCE(tb->taken, tb->taken + n);
-	WRITE_ONCE(tb->hdr->sq_invalid, tb->sq_invalid);
+	WRITE_ONCE(*tb->h.sq_invalid, tb->sq_invalid);
 	/* Entries read before the producer may write them again. */
-	smp_store_release(&tb->hdr->sq_head, head);
+	smp_store_release(tb->h.sq_head, head);
 	return n;
 }
 
+/*
+ * Whether the completion ring is full.  The consumer's head is read again
+ * only when the last one read says so: once a visit at most, not once a
+ * record.
+ */
 static bool htw_table_cq_full(struct htw_table *tb)
 {
+	if (tb->cq_tail - tb->cq_head_seen <= tb->cq_mask)
+		return false;
 	/* Pairs with the consumer's release: it has read what it consumed. */
-	return tb->cq_tail - smp_load_acquire(&tb->hdr->cq_head) > tb->cq_mask;
+	tb->cq_head_seen = smp_load_acquire(tb->h.cq_head);
+	return tb->cq_tail - tb->cq_head_seen > tb->cq_mask;
 }
 
 static void htw_table_write_cqe(struct htw_table *tb, u32 slot, u64 cookie,
@@ -467,18 +624,88 @@ static void htw_table_wait_for_room(struct htw_table *tb, struct htw_timer *t)
 		tb->waiting = t;
 	tb->waiting_last = t;
 	WRITE_ONCE(tb->cq_waits, tb->cq_waits + 1);
-	WRITE_ONCE(tb->hdr->cq_waits, tb->cq_waits);
+	WRITE_ONCE(*tb->h.cq_waits, tb->cq_waits);
 }
 
-bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
-		     u64 now_ns)
+static void htw_table2_write_cqe(struct htw_table *tb, u32 slot, u64 gen)
+{
+	struct htw_table2_cqe *e = &tb->cq2[tb->cq_tail & tb->cq_mask];
+
+	e->slot = slot;
+	e->flags = 0;
+	e->gen = gen;
+	tb->cq_tail++;
+	WRITE_ONCE(tb->fired, tb->fired + 1);
+}
+
+/*
+ * Between the claim's read of a due version 2 slot and its exchange:
+ * nothing in the shipped module; in a test build, where a KUnit suite
+ * plays user space's racing cancel and re-arm, with a static stub.
+ */
+VISIBLE_IF_KUNIT void htw_table2_claim_race(struct htw_table2_slot *slot)
+{
+	KUNIT_STATIC_STUB_REDIRECT(htw_table2_claim_race, slot);
+}
+EXPORT_SYMBOL_IF_KUNIT(htw_table2_claim_race);
+
+/*
+ * Version 2's visit: the arming @seq names is fired only by exchanging
+ * @seq for itself disarmed, so a cancel or a re-arm (each a new
+ * generation) made before that exchange wins, and one made after finds
+ * the slot fired: exactly one of the two for every arming.
+ */
+static bool htw_table2_visit(struct htw_wheel *w, struct htw_timer *t,
+			     u64 tick, u64 now_ns)
+{
+	struct htw_table *tb = w->table;
+	struct htw_table2_slot *slot = &tb->slots2[t->cookie];
+	u64 seq, deadline;
+	int tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		seq = smp_load_acquire(&slot->seq);
+		deadline = max(htw_table2_deadline(slot, seq), 1ULL);
+		if (!(seq & HTW_TABLE2_ARMED) ||
+		    htw_grid_expiry_tick(&w->grid,
+					 htw_timens_to_host(deadline, tb->offset),
+					 0) > tick) {
+			/* Disarmed, or moved later: no record. */
+			htw_table_move_later(w, t, seq & HTW_TABLE2_ARMED ? deadline : 0,
+					     tick);
+			return false;
+		}
+		if (htw_table_cq_full(tb)) {
+			htw_table_wait_for_room(tb, t);
+			return false;
+		}
+		htw_table2_claim_race(slot);
+		if (cmpxchg64(&slot->seq, seq, seq & ~HTW_TABLE2_ARMED) == seq) {
+			htw_table2_write_cqe(tb, t->cookie, seq >> 1);
+			if (trace_htwheel_table_expire_enabled())
+				trace_htwheel_table_expire(w->geo.trace_id,
+							   t->cookie, seq >> 1,
+							   htw_timens_to_host(deadline, tb->offset),
+							   now_ns);
+			htw_timer_set_where(t, HTW_FREE, 0);
+			htw_count_bh(w, HTW_C_FIRED, 1);
+			return true;
+		}
+	}
+	t->expires = tick + 1;
+	htw_wheel_place(w, t, tick);
+	return false;
+}
+
+/* Version 1's visit: the claim compares the deadline alone. */
+static bool htw_table1_visit(struct htw_wheel *w, struct htw_timer *t,
+			     u64 tick, u64 now_ns)
 {
 	struct htw_table *tb = w->table;
 	struct htw_table_slot *slot = &tb->slots[t->cookie];
 	u64 deadline, cookie;
 	int tries;
 
-	lockdep_assert_held(&w->tick_lock);
 	/* Twice at most: a slot user space keeps changing waits a tick. */
 	for (tries = 0; tries < 2; tries++) {
 		/*
@@ -518,6 +745,15 @@ bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
 	return false;
 }
 
+bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
+		     u64 now_ns)
+{
+	lockdep_assert_held(&w->tick_lock);
+	if (w->table->v2)
+		return htw_table2_visit(w, t, tick, now_ns);
+	return htw_table1_visit(w, t, tick, now_ns);
+}
+
 unsigned int htw_table_retry_waiting(struct htw_wheel *w, unsigned int budget,
 				     u64 now_ns, unsigned int *fired)
 {
@@ -550,7 +786,7 @@ unsigned int htw_table_retry_waiting(struct htw_wheel *w, unsigned int budget,
 u64 htw_table_room_tick(struct htw_wheel *w)
 {
 	struct htw_table *tb = w->table;
-	u32 head = READ_ONCE(tb->hdr->cq_head);
+	u32 head = READ_ONCE(*tb->h.cq_head);
 	u64 wait;
 
 	lockdep_assert_held(&w->tick_lock);
@@ -575,7 +811,7 @@ bool htw_table_room_made(struct htw_wheel *w)
 	struct htw_table *tb = w->table;
 
 	return READ_ONCE(tb->room_wait) &&
-	       READ_ONCE(tb->hdr->cq_head) != READ_ONCE(tb->room_head);
+	       READ_ONCE(*tb->h.cq_head) != READ_ONCE(tb->room_head);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_table_room_made);
 
@@ -589,7 +825,7 @@ void htw_table_publish_completions(struct htw_wheel *w)
 	trace_htwheel_deliver(w->geo.trace_id, HTW_TRACE_VIA_RING,
 			      tb->cq_tail - tb->cq_published);
 	/* The records before the index: pairs with the consumer's acquire. */
-	smp_store_release(&tb->hdr->cq_tail, tb->cq_tail);
+	smp_store_release(tb->h.cq_tail, tb->cq_tail);
 	WRITE_ONCE(tb->cq_published, tb->cq_tail);
 }
 
@@ -605,14 +841,14 @@ bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick)
 		if (host <= KTIME_MAX)
 			at = htw_timens_from_host(host, tb->offset);
 	}
-	WRITE_ONCE(tb->hdr->next_wakeup_ns, at);
+	WRITE_ONCE(*tb->h.next_wakeup_ns, at);
 	/*
 	 * Our time before the producer's tail, as it writes its tail before
 	 * reading our time (a full barrier between): either it sees this
 	 * time, or we see its submission here.
 	 */
 	smp_mb();
-	return READ_ONCE(tb->hdr->sq_tail) != tb->sq_head;
+	return READ_ONCE(*tb->h.sq_tail) != tb->sq_head;
 }
 
 #ifdef HTW_TEST_BUILD

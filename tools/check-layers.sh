@@ -18,8 +18,9 @@ layers=(
 	wheel:3 internal:3 userns:3
 	table:4
 	tick:5
-	dev:6
-	main:7
+	table_fd:6
+	dev:7
+	main:8
 )
 
 declare -A rank concept

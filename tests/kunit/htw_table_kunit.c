@@ -40,7 +40,7 @@ static void htw_tb_new(struct kunit *test, struct htw_tb *tb, u32 entries)
 	struct htw_table_setup ts;
 	void *mem;
 
-	tb->w = htw_wheel_create_table(&geo, htw_t_clock(test, T0), NULL, NULL, entries, 0);
+	tb->w = htw_wheel_create_table(&geo, htw_t_clock(test, T0), NULL, NULL, entries, 0, 1);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(tb->w));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action,
 							tb->w), 0);

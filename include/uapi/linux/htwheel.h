@@ -491,6 +491,162 @@ struct htw_table_stats {
 	__u64 reserved[8];
 };
 
+/*
+ * THE TIMER TABLE, VERSION 2 (HTW_FEATURE_TABLE).  HTW_IOC_TABLE2_CREATE on
+ * a device file makes a table object and returns a new file descriptor of
+ * its own (close-on-exec): the table's mmap(), poll(), its ioctls
+ * (HTW_IOC_TABLE2_ENTER, HTW_IOC_TABLE2_STATS) and its fdinfo are that
+ * file's; the device file's timers, read() and eventfd know nothing of it.
+ * The table keeps the device file's clock, tick, time namespace and user,
+ * and lives until its last descriptor and mapping are gone.  mmap() of the
+ * table's file at offset 0, MAP_SHARED, maps:
+ *
+ *   offset 0      struct htw_table2_header: a 64-byte line each for the
+ *                 kernel's fields, the producer's and the consumer's
+ *   @slots_off    struct htw_table2_slot[entries]      user and kernel
+ *   @sq_off       __u32[sq_entries]: slot numbers      user -> kernel
+ *   @cq_off       struct htw_table2_cqe[cq_entries]    kernel -> user
+ *
+ * A slot's @seq is (generation << 1) | HTW_TABLE2_ARMED; the generation
+ * counts the slot's armings and cancels, the deadline of generation g is
+ * @deadline_ns[g & 1] (absolute on the table's clock, as the opener's time
+ * namespace sees it).  One thread at a time arms and cancels a slot:
+ *
+ *   arm or move:  s = seq, read plainly (only user space changes the
+ *                 generation); g = (s >> 1) + 1; the kernel must look at
+ *                 the slot ("need") if s is not armed (the slot fired, was
+ *                 cancelled, or is idle) or if d is earlier than
+ *                 deadline_ns[(g - 1) & 1]; a later deadline needs nothing,
+ *                 the kernel reads the slot again when the earlier one is
+ *                 due.  Then:
+ *                   deadline_ns[g & 1] = d;
+ *                   if need and queued == 0: submit (below);
+ *                   old = xchg(&seq, g << 1 | HTW_TABLE2_ARMED);  (the one
+ *                     full barrier)
+ *                   if old is not armed: need (the kernel fired it meanwhile);
+ *                   if need: if queued reads 0 now (the kernel took the
+ *                     slot in, maybe before the exchange), submit again and
+ *                     issue a full barrier; then if d is earlier than the
+ *                     header's next_wakeup_ns, HTW_IOC_TABLE2_ENTER (again
+ *                     if a signal cut it short with EINTR).
+ *                 To submit: store 1 in @queued, the slot number in the
+ *                 submission ring, then the ring's tail (release).
+ *   cancel:       old = xchg(&seq, (g + 1) << 1) with g = seq >> 1: if old
+ *                 was armed, that arming is cancelled and no record of it
+ *                 will ever come; if not, it fired (its record is in the
+ *                 completion ring, or was read) or there was none.
+ *
+ * The kernel fires generation g only by a compare-and-exchange of @seq from
+ * g << 1 | HTW_TABLE2_ARMED to g << 1, after reading @deadline_ns[g & 1]
+ * (acquire on @seq first) and finding it due: an arming user space
+ * cancelled or re-armed before that exchange never fires, one it fires is
+ * in exactly one record, which carries the generation.  A slot is in the
+ * submission ring at most once until the kernel takes it in (it stores 0
+ * in @queued, then reads the slot after a full barrier), so the ring,
+ * one entry a slot, is never full.  The completion ring is smaller than
+ * the table: slots that come due while it is full wait in the kernel (the
+ * header's @cq_waits counts them) and move into it as the consumer makes
+ * room.  The rings are single-producer, single-consumer: the producer
+ * writes the entries, then the tail with release ordering; the consumer
+ * reads the tail with acquire ordering, then the entries, then writes the
+ * head with release ordering.  See htwheel.rst, "The timer table".
+ */
+#define HTW_TABLE2_ARMED	0x1ULL
+
+/**
+ * struct htw_table2_setup - make a timer table (HTW_IOC_TABLE2_CREATE)
+ * @entries:    in: slots, 1 to the module parameter max_pending
+ * @flags:      in: must be 0
+ * @sq_entries: out: submission ring entries, the power of two >= @entries
+ * @cq_entries: out: completion ring entries: max(256, @sq_entries / 8),
+ *              at most @sq_entries
+ * @mmap_size:  out: bytes to mmap() at offset 0 (a multiple of the page size)
+ * @slots_off:  out: where the slots begin in the mapping
+ * @sq_off:     out: where the submission ring begins
+ * @cq_off:     out: where the completion ring begins
+ * @fd:         out: the table's file descriptor (also the return value)
+ * @pad:        out: 0
+ * @reserved:   in: must be 0; out: 0
+ */
+struct htw_table2_setup {
+	__u32 entries;
+	__u32 flags;
+	__u32 sq_entries;
+	__u32 cq_entries;
+	__u64 mmap_size;
+	__u64 slots_off;
+	__u64 sq_off;
+	__u64 cq_off;
+	__s32 fd;
+	__u32 pad;
+	__u64 reserved[3];
+};
+
+/**
+ * struct htw_table2_header - the start of the mapping, 256 bytes
+ * @next_wakeup_ns: kernel: the kernel takes in the submission ring at or
+ *                  soon after this time without being asked (its next
+ *                  run), ~0ULL when it has no run planned
+ * @sq_head:        kernel: submissions taken in so far
+ * @cq_tail:        kernel: records written so far
+ * @cq_waits:       kernel: due slots that found the completion ring full
+ * @sq_invalid:     kernel: submissions that named no slot (ignored)
+ * @sq_tail:        producer: submissions written so far
+ * @cq_head:        consumer: records consumed so far
+ * @entries:        constant: slots
+ * @sq_mask:        constant: sq_entries - 1 (entry i is at i & @sq_mask)
+ * @cq_mask:        constant: cq_entries - 1
+ * @pad*, *_reserved: 0
+ *
+ * Indices are free-running __u32 counters.
+ */
+struct htw_table2_header {
+	__u64 next_wakeup_ns;
+	__u32 sq_head;
+	__u32 cq_tail;
+	__u64 cq_waits;
+	__u64 sq_invalid;
+	__u64 kernel_reserved[4];
+	__u32 sq_tail;
+	__u32 pad0;
+	__u64 producer_reserved[7];
+	__u32 cq_head;
+	__u32 pad1;
+	__u64 consumer_reserved[7];
+	__u32 entries;
+	__u32 sq_mask;
+	__u32 cq_mask;
+	__u32 pad2;
+	__u64 const_reserved[6];
+};
+
+/**
+ * struct htw_table2_slot - one timer of the table, 32 bytes
+ * @seq:         (generation << 1) | HTW_TABLE2_ARMED when armed
+ * @deadline_ns: the deadline of generation g in [g & 1]
+ * @queued:      1 from user space's submission of the slot until the
+ *               kernel takes it in (it stores 0)
+ * @reserved:    ignored
+ */
+struct htw_table2_slot {
+	__u64 seq;
+	__u64 deadline_ns[2];
+	__u32 queued;
+	__u32 reserved;
+};
+
+/**
+ * struct htw_table2_cqe - one expiry record, 16 bytes
+ * @slot:  the slot that fired
+ * @flags: 0
+ * @gen:   the generation that fired (the slot's @seq >> 1 when armed)
+ */
+struct htw_table2_cqe {
+	__u32 slot;
+	__u32 flags;
+	__u64 gen;
+};
+
 /* Indexes of the limits in struct htw_ns_limits. */
 #define HTW_NS_INSTANCES	0	/* open files of the device */
 #define HTW_NS_TIMERS		1	/* live timers */
@@ -541,5 +697,11 @@ struct htw_ns_limits {
 #define HTW_IOC_TABLE_STATS	_IOWR(HTW_IOC_MAGIC, 0x0a, struct htw_table_stats)
 #define HTW_IOC_NS_LIMITS_GET	_IOWR(HTW_IOC_MAGIC, 0x0b, struct htw_ns_limits)
 #define HTW_IOC_NS_LIMITS_SET	_IOW(HTW_IOC_MAGIC, 0x0c, struct htw_ns_limits)
+/* On a device file: returns the new table's file descriptor. */
+#define HTW_IOC_TABLE2_CREATE	_IOWR(HTW_IOC_MAGIC, 0x0d, struct htw_table2_setup)
+/* On a table's file: take the submission ring in now; returns those taken. */
+#define HTW_IOC_TABLE2_ENTER	_IO(HTW_IOC_MAGIC, 0x0e)
+/* On a table's file: what it cost the kernel (flags/entries as before). */
+#define HTW_IOC_TABLE2_STATS	_IOWR(HTW_IOC_MAGIC, 0x0f, struct htw_table_stats)
 
 #endif /* _UAPI_LINUX_HTWHEEL_H */
