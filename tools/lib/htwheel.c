@@ -500,3 +500,109 @@ int htw_table_enter(struct htw_table *t)
 	ret = ioctl(t->fd, HTW_IOC_TABLE_ENTER, 0);
 	return ret < 0 ? htw_errno() : ret;
 }
+
+/* ---- the timer table, version 2 ---- */
+
+/* The layout the kernel answered for a version 2 table, checked first. */
+static int htw_table2_layout_ok(const struct htw_table2_setup *ts,
+				uint32_t entries)
+{
+	uint64_t slots = (uint64_t)entries * sizeof(struct htw_table2_slot);
+	uint64_t sq = (uint64_t)ts->sq_entries * sizeof(uint32_t);
+	uint64_t cq = (uint64_t)ts->cq_entries * sizeof(struct htw_table2_cqe);
+
+	if (ts->entries != entries || ts->mmap_size > SIZE_MAX || ts->fd < 0 ||
+	    !htw_table_ring_ok(ts->sq_entries, entries) ||
+	    !ts->cq_entries || (ts->cq_entries & (ts->cq_entries - 1)))
+		return 0;
+	if (ts->slots_off < sizeof(struct htw_table2_header) ||
+	    ts->slots_off % 8 || ts->sq_off % 4 || ts->cq_off % 8)
+		return 0;
+	return htw_table_part_fits(ts->slots_off, slots, ts->sq_off) &&
+	       htw_table_part_fits(ts->sq_off, sq, ts->cq_off) &&
+	       htw_table_part_fits(ts->cq_off, cq, ts->mmap_size);
+}
+
+static int htw_table2_map(struct htw_table2 *t, const struct htw_table2_setup *ts)
+{
+	char *map = mmap(NULL, ts->mmap_size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED, ts->fd, 0);
+
+	if (map == MAP_FAILED)
+		return htw_errno();
+	t->fd = ts->fd;
+	t->entries = ts->entries;
+	t->sq_mask = ts->sq_entries - 1;
+	t->cq_mask = ts->cq_entries - 1;
+	t->hdr = (struct htw_table2_header *)map;
+	t->slots = (struct htw_table2_slot *)(map + ts->slots_off);
+	t->sq = (uint32_t *)(map + ts->sq_off);
+	t->cq = (struct htw_table2_cqe *)(map + ts->cq_off);
+	t->map = map;
+	t->map_size = ts->mmap_size;
+	if (t->hdr->entries != t->entries || t->hdr->sq_mask != t->sq_mask ||
+	    t->hdr->cq_mask != t->cq_mask) {
+		munmap(map, ts->mmap_size);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int htw_table2_create(struct htw *h, uint32_t entries, uint32_t flags,
+		      struct htw_table2 **tp)
+{
+	struct htw_table2_setup ts;
+	struct htw_table2 *t;
+	int ret;
+
+	if (!tp)
+		return -EINVAL;
+	*tp = NULL;
+	if (!h)
+		return -EINVAL;
+	if (!(h->features & HTW_FEATURE_TABLE))
+		return -EOPNOTSUPP;
+	t = malloc(sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	memset(&ts, 0, sizeof(ts));
+	ts.entries = entries;
+	ts.flags = flags;
+	if (ioctl(h->fd, HTW_IOC_TABLE2_CREATE, &ts) < 0) {
+		ret = htw_errno();
+		free(t);
+		return ret;
+	}
+	ret = htw_table2_layout_ok(&ts, entries) ? htw_table2_map(t, &ts) : -EPROTO;
+	if (ret) {
+		close(ts.fd);
+		free(t);
+		return ret;
+	}
+	*tp = t;
+	return 0;
+}
+
+/* Unmap and close: the table goes with its last descriptor and mapping. */
+int htw_table2_close(struct htw_table2 *t)
+{
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = munmap(t->map, t->map_size) ? htw_errno() : 0;
+	if (close(t->fd) && !ret)
+		ret = htw_errno();
+	free(t);
+	return ret;
+}
+
+int htw_table2_enter(struct htw_table2 *t)
+{
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = ioctl(t->fd, HTW_IOC_TABLE2_ENTER, 0);
+	return ret < 0 ? htw_errno() : ret;
+}

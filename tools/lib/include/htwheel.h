@@ -27,7 +27,7 @@ extern "C" {
 #endif
 
 #define LIBHTWHEEL_VERSION_MAJOR	1
-#define LIBHTWHEEL_VERSION_MINOR	2
+#define LIBHTWHEEL_VERSION_MINOR	3
 
 /* The device htw_open() uses when htw_params.device is NULL. */
 #define HTW_DEVICE_PATH		"/dev/htwheel"
@@ -349,6 +349,195 @@ static inline int htw_table_reap(struct htw_table *t,
 	if (ready)
 		__atomic_store_n(&t->hdr->cq_head, head + ready,
 				 __ATOMIC_RELEASE);
+	return (int)ready;
+}
+
+/*
+ * The timer table, version 2, since libhtwheel 1.3 (LIBHTWHEEL_1.3): an
+ * object with a descriptor of its own, whose slots are armed, moved and
+ * cancelled by writing memory, each arming a generation that is either
+ * cancelled or fired into exactly one record.  Records carry the slot and
+ * the generation, 16 bytes, in a ring smaller than the table.  See
+ * htw_table2_create(3).  As for the first table, the caller serialises the
+ * producer's calls (htw_table2_arm()) and the consumer's (peek, advance,
+ * reap) on each side; htw_table2_cancel() is a producer's call too (it
+ * changes the generation), and htw_table2_enter() may be called from any
+ * thread at any time.
+ */
+
+/**
+ * struct htw_table2 - a mapped version 2 timer table
+ * @fd:       the table's own descriptor (poll() it for records)
+ * @entries:  slots, numbered 0 .. @entries - 1
+ * @sq_mask:  submission ring entries - 1
+ * @cq_mask:  completion ring entries - 1
+ * @hdr:      the header, at the start of the mapping
+ * @slots:    the slots
+ * @sq:       the submission ring
+ * @cq:       the completion ring
+ * @map:      the mapping
+ * @map_size: its length
+ *
+ * The inline functions below read these members: their layout is part of
+ * the library's ABI.  Read only; a later version may add members at the end.
+ */
+struct htw_table2 {
+	int fd;
+	uint32_t entries;
+	uint32_t sq_mask;
+	uint32_t cq_mask;
+	struct htw_table2_header *hdr;
+	struct htw_table2_slot *slots;
+	uint32_t *sq;
+	struct htw_table2_cqe *cq;
+	void *map;
+	size_t map_size;
+};
+
+int htw_table2_create(struct htw *h, uint32_t entries, uint32_t flags,
+		      struct htw_table2 **tp);
+int htw_table2_close(struct htw_table2 *t);
+int htw_table2_enter(struct htw_table2 *t);
+
+/* Submit @slot: it is not in the submission ring (its @queued is 0). */
+static inline void __htw_table2_submit(struct htw_table2 *t, uint32_t slot)
+{
+	uint32_t tail = __atomic_load_n(&t->hdr->sq_tail, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&t->slots[slot].queued, 1, __ATOMIC_RELAXED);
+	t->sq[tail & t->sq_mask] = slot;
+	/* Release: the entry before the tail. */
+	__atomic_store_n(&t->hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Ring the doorbell if the kernel's next look at the submission ring
+ * comes after @deadline_ns; called after a full barrier that follows the
+ * submission.  Either the kernel's end of run, which publishes its time
+ * and then reads our tail (a full barrier between), sees the submission,
+ * or we see its time here.
+ */
+static inline int __htw_table2_doorbell(struct htw_table2 *t, uint64_t deadline_ns)
+{
+	int ret;
+
+	if (deadline_ns >= __atomic_load_n(&t->hdr->next_wakeup_ns, __ATOMIC_RELAXED))
+		return 0;
+	do
+		ret = htw_table2_enter(t);
+	while (ret == -EINTR);
+	return ret < 0 ? ret : 0;
+}
+
+/* The generation @slot is at now (armed or not): its @seq >> 1. */
+static inline uint64_t htw_table2_gen(const struct htw_table2 *t, uint32_t slot)
+{
+	return __atomic_load_n(&t->slots[slot].seq, __ATOMIC_RELAXED) >> 1;
+}
+
+/*
+ * Arm @slot at @deadline_ns (absolute, on the instance's clock), or move
+ * it there if it is armed: a new generation, in *@gen if @gen is not
+ * NULL.  1 if the slot was armed (that arming will never fire), 0 if it
+ * was not (it fired, was cancelled or never armed), or -errno of the
+ * doorbell (the slot is armed all the same).  One full barrier; a second
+ * only when the kernel took the slot in during the call.
+ */
+static inline int htw_table2_arm(struct htw_table2 *t, uint32_t slot,
+				 uint64_t deadline_ns, uint64_t *gen)
+{
+	struct htw_table2_slot *s;
+	uint64_t seq, g, old;
+	int need, ret;
+
+	if (!t || slot >= t->entries)
+		return -EINVAL;
+	s = &t->slots[slot];
+	/* Only this producer changes the generation: its own value. */
+	seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+	g = (seq >> 1) + 1;
+	need = !(seq & HTW_TABLE2_ARMED) ||
+	       deadline_ns < __atomic_load_n(&s->deadline_ns[(g - 1) & 1],
+					     __ATOMIC_RELAXED);
+	__atomic_store_n(&s->deadline_ns[g & 1], deadline_ns, __ATOMIC_RELAXED);
+	if (need && !__atomic_load_n(&s->queued, __ATOMIC_RELAXED))
+		__htw_table2_submit(t, slot);
+	old = __atomic_exchange_n(&s->seq, g << 1 | HTW_TABLE2_ARMED,
+				  __ATOMIC_SEQ_CST);
+	if (gen)
+		*gen = g;
+	if (!(old & HTW_TABLE2_ARMED))
+		need = 1;	/* the kernel fired it since we read it */
+	if (!need)
+		return 1;
+	/* Taken in, maybe before our exchange: the kernel must look again. */
+	if (!__atomic_load_n(&s->queued, __ATOMIC_RELAXED)) {
+		__htw_table2_submit(t, slot);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	ret = __htw_table2_doorbell(t, deadline_ns);
+	return ret < 0 ? ret : (old & HTW_TABLE2_ARMED) != 0;
+}
+
+/*
+ * Disarm @slot: 1 if its arming was cancelled (no record of it will come),
+ * 0 if it was not armed (it fired, its record in the completion ring or
+ * consumed, or it never was), or -EINVAL.  One exchange, no submission.
+ */
+static inline int htw_table2_cancel(struct htw_table2 *t, uint32_t slot)
+{
+	uint64_t g;
+
+	if (!t || slot >= t->entries)
+		return -EINVAL;
+	g = htw_table2_gen(t, slot) + 1;
+	return (__atomic_exchange_n(&t->slots[slot].seq, g << 1, __ATOMIC_SEQ_CST) &
+		HTW_TABLE2_ARMED) != 0;
+}
+
+/* The records waiting, in place, as htw_table_peek(). */
+static inline int htw_table2_peek(struct htw_table2 *t, struct htw_table2_cqe **first)
+{
+	uint32_t head, ready, to_end;
+
+	if (!t || !first)
+		return -EINVAL;
+	head = __atomic_load_n(&t->hdr->cq_head, __ATOMIC_RELAXED);
+	ready = __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE) - head;
+	to_end = t->cq_mask + 1 - (head & t->cq_mask);
+	*first = &t->cq[head & t->cq_mask];
+	return (int)(ready < to_end ? ready : to_end);
+}
+
+static inline int htw_table2_advance(struct htw_table2 *t, unsigned int n)
+{
+	uint32_t head;
+
+	if (!t)
+		return -EINVAL;
+	head = __atomic_load_n(&t->hdr->cq_head, __ATOMIC_RELAXED);
+	if (n > __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE) - head)
+		return -EINVAL;
+	__atomic_store_n(&t->hdr->cq_head, head + n, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* Copy out and consume up to @max records: how many, or -EINVAL. */
+static inline int htw_table2_reap(struct htw_table2 *t, struct htw_table2_cqe *out,
+				  unsigned int max)
+{
+	uint32_t head, ready, i;
+
+	if (!t || !out || !max)
+		return -EINVAL;
+	head = __atomic_load_n(&t->hdr->cq_head, __ATOMIC_RELAXED);
+	ready = __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE) - head;
+	if (ready > max)
+		ready = max;
+	for (i = 0; i < ready; i++)
+		out[i] = t->cq[(head + i) & t->cq_mask];
+	if (ready)
+		__atomic_store_n(&t->hdr->cq_head, head + ready, __ATOMIC_RELEASE);
 	return (int)ready;
 }
 

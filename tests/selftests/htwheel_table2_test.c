@@ -1,0 +1,494 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The timer table, version 2, from user space: HTW_IOC_TABLE2_CREATE and
+ * its refusals, the table's own descriptor (its mmap, poll, ioctls and
+ * fdinfo; it outlives the device file), and the protocol: every arming is
+ * cancelled or fired into exactly one record, under a loop that cancels
+ * and re-arms at the same deadline while the kernel fires; a server's
+ * churn (each slot pushed later again and again) submits nothing and
+ * never rings the doorbell; and the smallest completion ring, with every
+ * slot due at once, delivers every record once.  Written against
+ * include/uapi/linux/htwheel.h and Documentation/userspace-api/htwheel.rst
+ * only; the slot protocol is spelt out here with the compiler's atomics.
+ * Every loop is bounded by time as well as by count.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <linux/htwheel.h>
+
+#include "kselftest_harness.h"
+#include "htwheel_util.h"
+
+#define MS		1000000ULL
+#define SEC		(1000 * MS)
+
+struct table2 {
+	int dev, fd;
+	struct htw_table2_setup ts;
+	char *map;
+	struct htw_table2_header *hdr;
+	struct htw_table2_slot *slots;
+	uint32_t *sq;
+	struct htw_table2_cqe *cq;
+	uint32_t cq_head;
+	uint64_t submits, doorbells;
+};
+
+static int table2_open(struct table2 *t, uint32_t entries)
+{
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	t->dev = htw_test_open(0);
+	if (t->dev < 0)
+		return -1;
+	t->ts.entries = entries;
+	t->fd = ioctl(t->dev, HTW_IOC_TABLE2_CREATE, &t->ts);
+	if (t->fd < 0)
+		return -1;
+	t->map = mmap(NULL, t->ts.mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+	if (t->map == MAP_FAILED)
+		return -1;
+	t->hdr = (void *)t->map;
+	t->slots = (void *)(t->map + t->ts.slots_off);
+	t->sq = (void *)(t->map + t->ts.sq_off);
+	t->cq = (void *)(t->map + t->ts.cq_off);
+	return 0;
+}
+
+static void table2_close(struct table2 *t)
+{
+	if (t->map && t->map != MAP_FAILED)
+		munmap(t->map, t->ts.mmap_size);
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->dev >= 0)
+		close(t->dev);
+}
+
+static uint64_t now_ns(void)
+{
+	return htw_test_now(CLOCK_MONOTONIC);
+}
+
+static void submit(struct table2 *t, uint32_t slot)
+{
+	uint32_t tail = __atomic_load_n(&t->hdr->sq_tail, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&t->slots[slot].queued, 1, __ATOMIC_RELAXED);
+	t->sq[tail & t->hdr->sq_mask] = slot;
+	__atomic_store_n(&t->hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	t->submits++;
+}
+
+/*
+ * Arm or move @slot to @d, as the header says; returns the generation.
+ * With @no_doorbell, the kernel takes the submission in at its next run
+ * instead: a test that needs it then rings it itself.
+ */
+static uint64_t arm_how(struct table2 *t, uint32_t slot, uint64_t d, int no_doorbell)
+{
+	struct htw_table2_slot *s = &t->slots[slot];
+	uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+	uint64_t g = (seq >> 1) + 1, old;
+	int need = !(seq & HTW_TABLE2_ARMED) ||
+		   d < __atomic_load_n(&s->deadline_ns[(g - 1) & 1], __ATOMIC_RELAXED);
+
+	__atomic_store_n(&s->deadline_ns[g & 1], d, __ATOMIC_RELAXED);
+	if (need && !__atomic_load_n(&s->queued, __ATOMIC_RELAXED))
+		submit(t, slot);
+	old = __atomic_exchange_n(&s->seq, g << 1 | HTW_TABLE2_ARMED, __ATOMIC_SEQ_CST);
+	if (!(old & HTW_TABLE2_ARMED))
+		need = 1;
+	if (!need)
+		return g;
+	if (!__atomic_load_n(&s->queued, __ATOMIC_RELAXED)) {
+		submit(t, slot);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	if (!no_doorbell && d < __atomic_load_n(&t->hdr->next_wakeup_ns, __ATOMIC_RELAXED)) {
+		t->doorbells++;
+		while (ioctl(t->fd, HTW_IOC_TABLE2_ENTER, 0) < 0 && errno == EINTR)
+			;
+	}
+	return g;
+}
+
+static uint64_t arm(struct table2 *t, uint32_t slot, uint64_t d)
+{
+	return arm_how(t, slot, d, 0);
+}
+
+/* Cancel @slot: 1 if its arming was cancelled, 0 if it was not armed. */
+static int cancel(struct table2 *t, uint32_t slot)
+{
+	struct htw_table2_slot *s = &t->slots[slot];
+	uint64_t g = (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) >> 1) + 1;
+
+	return !!(__atomic_exchange_n(&s->seq, g << 1, __ATOMIC_SEQ_CST) & HTW_TABLE2_ARMED);
+}
+
+/* Take one record if there is one. */
+static int take(struct table2 *t, struct htw_table2_cqe *e)
+{
+	if (t->cq_head == __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE))
+		return 0;
+	*e = t->cq[t->cq_head & t->hdr->cq_mask];
+	__atomic_store_n(&t->hdr->cq_head, ++t->cq_head, __ATOMIC_RELEASE);
+	return 1;
+}
+
+TEST(create_answers_the_layout_and_a_descriptor)
+{
+	char path[64], line[256];
+	struct table2 t;
+	FILE *f;
+	int found = 0;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 3000));
+	EXPECT_EQ(t.fd, t.ts.fd);
+	EXPECT_NE(t.dev, t.fd);
+	EXPECT_EQ(FD_CLOEXEC, fcntl(t.fd, F_GETFD) & FD_CLOEXEC);
+	EXPECT_EQ(4096, t.ts.sq_entries);
+	EXPECT_EQ(512, t.ts.cq_entries);
+	EXPECT_EQ(3000, t.hdr->entries);
+	EXPECT_EQ(4095, t.hdr->sq_mask);
+	EXPECT_EQ(511, t.hdr->cq_mask);
+	EXPECT_EQ(~0ULL, t.hdr->next_wakeup_ns);
+	EXPECT_EQ(0, t.ts.mmap_size % sysconf(_SC_PAGESIZE));
+	EXPECT_LE(t.ts.cq_off + t.ts.cq_entries * sizeof(struct htw_table2_cqe), t.ts.mmap_size);
+	/* The table's fdinfo is its own. */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", t.fd);
+	f = fopen(path, "r");
+	ASSERT_NE(NULL, f);
+	while (fgets(line, sizeof(line), f))
+		found |= !strcmp(line, "htw-table-entries:\t3000\n");
+	fclose(f);
+	EXPECT_TRUE(found);
+	table2_close(&t);
+	/* The smallest tables: the ring is never larger than the table's. */
+	ASSERT_EQ(0, table2_open(&t, 1));
+	EXPECT_EQ(1, t.ts.sq_entries);
+	EXPECT_EQ(1, t.ts.cq_entries);
+	table2_close(&t);
+}
+
+TEST(refusals_change_nothing)
+{
+	struct htw_table2_setup ts = { .entries = 8 };
+	struct htw_table_stats st = { .flags = 1 };
+	struct table2 t;
+	int raw, prot;
+	void *m;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 8));
+	ts.flags = 1;
+	EXPECT_EQ(-1, ioctl(t.dev, HTW_IOC_TABLE2_CREATE, &ts));
+	EXPECT_EQ(EINVAL, errno);
+	ts.flags = 0;
+	ts.reserved[2] = 1;
+	EXPECT_EQ(-1, ioctl(t.dev, HTW_IOC_TABLE2_CREATE, &ts));
+	EXPECT_EQ(EINVAL, errno);
+	ts.reserved[2] = 0;
+	ts.entries = 0;
+	EXPECT_EQ(-1, ioctl(t.dev, HTW_IOC_TABLE2_CREATE, &ts));
+	EXPECT_EQ(EINVAL, errno);
+	ts.entries = 1U << 31;
+	EXPECT_EQ(-1, ioctl(t.dev, HTW_IOC_TABLE2_CREATE, &ts));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(t.dev, HTW_IOC_TABLE2_CREATE, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	/* Before the handshake, like every device ioctl. */
+	raw = open("/dev/htwheel", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, raw);
+	ts.entries = 8;
+	EXPECT_EQ(-1, ioctl(raw, HTW_IOC_TABLE2_CREATE, &ts));
+	EXPECT_EQ(EBADFD, errno);
+	close(raw);
+	/* Each object's ioctls are its own. */
+	EXPECT_EQ(-1, ioctl(t.dev, HTW_IOC_TABLE2_ENTER, 0));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(t.fd, HTW_IOC_SCHEDULE, NULL));
+	EXPECT_EQ(ENOTTY, errno);
+	EXPECT_EQ(-1, ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 1));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, ioctl(t.fd, HTW_IOC_TABLE2_STATS, &st));
+	EXPECT_EQ(EINVAL, errno);
+	/* The mapping: shared, never executable, never bigger. */
+	m = mmap(NULL, t.ts.mmap_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, t.fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	prot = PROT_READ | PROT_EXEC;
+	m = mmap(NULL, t.ts.mmap_size, prot, MAP_SHARED, t.fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EPERM, errno);
+	m = mmap(NULL, t.ts.mmap_size + 4096, PROT_READ, MAP_SHARED, t.fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	/* The device file itself maps no version 2 table. */
+	m = mmap(NULL, t.ts.mmap_size, PROT_READ, MAP_SHARED, t.dev, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	table2_close(&t);
+}
+
+/* The table outlives the device file; poll and stats are the table's. */
+TEST(the_table_is_an_object_of_its_own)
+{
+	struct htw_table_stats st = {};
+	struct htw_table2_cqe e;
+	struct table2 t;
+	uint64_t g, d;
+	int n;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 16));
+	close(t.dev);
+	t.dev = -1;
+	d = now_ns() + 20 * MS;
+	g = arm(&t, 7, d);
+	EXPECT_EQ(1, g);
+	EXPECT_EQ(1, t.submits);
+	n = poll(&(struct pollfd){ .fd = t.fd, .events = POLLIN }, 1, 5000);
+	EXPECT_EQ(1, n);
+	EXPECT_LE(d, now_ns());
+	ASSERT_EQ(1, take(&t, &e));
+	EXPECT_EQ(7, e.slot);
+	EXPECT_EQ(g, e.gen);
+	EXPECT_EQ(0, e.flags);
+	EXPECT_EQ(g << 1, t.slots[7].seq);
+	EXPECT_EQ(0, cancel(&t, 7));
+	ASSERT_EQ(0, ioctl(t.fd, HTW_IOC_TABLE2_STATS, &st));
+	EXPECT_EQ(16, st.entries);
+	EXPECT_EQ(1, st.taken);
+	EXPECT_EQ(1, st.fired);
+	table2_close(&t);
+}
+
+/*
+ * Cancel, then arm again at the same deadline, over and over while the
+ * kernel fires the slots: each arming must end exactly once, cancelled
+ * (the cancel said so) or fired (one record with its generation).  The
+ * deadline stays the same for 20 ms windows, so that for most of each the
+ * slots are due as they are armed; a second thread rings the doorbell
+ * without pause, so the kernel takes them in and claims them on another
+ * CPU while this thread, which never rings it, cancels and re-arms them.
+ */
+#define CYCLE_SLOTS	2048
+#define CYCLES		10000000UL
+#define CYCLE_SECONDS	4
+#define CYCLE_WINDOW	(20 * MS)
+
+enum { OPEN, ARMED, CANCELLED, FIRED };
+
+struct gens {
+	unsigned char *state;	/* by generation */
+	uint64_t size;
+};
+
+struct ringer {
+	int fd;
+	int stop;
+	uint64_t rings;
+};
+
+static void *ring_doorbell(void *arg)
+{
+	struct ringer *r = arg;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		ioctl(r->fd, HTW_IOC_TABLE2_ENTER, 0);
+		r->rings++;
+	}
+	return NULL;
+}
+
+static int gen_set(struct gens *g, uint64_t gen, unsigned char to)
+{
+	if (gen >= g->size) {
+		uint64_t size = (gen + 1) * 2;
+		unsigned char *p = realloc(g->state, size);
+
+		if (!p)
+			return -1;
+		memset(p + g->size, OPEN, size - g->size);
+		g->state = p;
+		g->size = size;
+	}
+	g->state[gen] = to;
+	return 0;
+}
+
+static void reap_all(struct table2 *t, struct gens *g, uint64_t *bad)
+{
+	struct htw_table2_cqe e;
+
+	while (take(t, &e)) {
+		if (e.slot >= CYCLE_SLOTS || e.gen >= g[e.slot].size ||
+		    g[e.slot].state[e.gen] != ARMED)
+			(*bad)++;
+		else
+			g[e.slot].state[e.gen] = FIRED;
+	}
+}
+
+TEST(every_arming_ends_exactly_once)
+{
+	uint64_t end, d = 0, cycles = 0, bad = 0, unended = 0, fired = 0, cancelled = 0;
+	static struct gens g[CYCLE_SLOTS];
+	struct ringer r = {};
+	struct table2 t;
+	pthread_t ringer;
+	uint32_t i;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, CYCLE_SLOTS));
+	r.fd = t.fd;
+	ASSERT_EQ(0, pthread_create(&ringer, NULL, ring_doorbell, &r));
+	end = now_ns() + CYCLE_SECONDS * SEC;
+	while (cycles < CYCLES && now_ns() < end) {
+		if (now_ns() > d + CYCLE_WINDOW)
+			d = now_ns() + MS;
+		for (i = 0; i < CYCLE_SLOTS; i++, cycles++) {
+			uint64_t cur = t.slots[i].seq >> 1;
+
+			if (cur && cancel(&t, i))
+				ASSERT_EQ(0, gen_set(&g[i], cur, CANCELLED));
+			ASSERT_EQ(0, gen_set(&g[i], arm_how(&t, i, d, 1), ARMED));
+		}
+		reap_all(&t, g, &bad);
+	}
+	/* The last armings fire; then every one has ended. */
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
+	pthread_join(ringer, NULL);
+	while (ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 0) < 0 && errno == EINTR)
+		;
+	end = now_ns() + 5 * SEC;
+	do {
+		poll(&(struct pollfd){ .fd = t.fd, .events = POLLIN }, 1, 100);
+		reap_all(&t, g, &bad);
+		unended = 0;
+		for (i = 0; i < CYCLE_SLOTS; i++)
+			for (uint64_t k = 0; k < g[i].size; k++)
+				unended += g[i].state[k] == ARMED;
+	} while (unended && now_ns() < end);
+	for (i = 0; i < CYCLE_SLOTS; i++) {
+		for (uint64_t k = 0; k < g[i].size; k++) {
+			fired += g[i].state[k] == FIRED;
+			cancelled += g[i].state[k] == CANCELLED;
+		}
+		free(g[i].state);
+	}
+	ksft_print_msg("%llu cycles: %llu armings fired, %llu cancelled; the other thread rang %llu times\n",
+		       (unsigned long long)cycles, (unsigned long long)fired,
+		       (unsigned long long)cancelled, (unsigned long long)r.rings);
+	EXPECT_EQ(0, bad) TH_LOG("records of armings that were cancelled, or never made");
+	EXPECT_EQ(0, unended) TH_LOG("armings that neither fired nor were cancelled");
+	EXPECT_LT(0, fired);
+	EXPECT_LT(0, cancelled);
+	table2_close(&t);
+}
+
+/*
+ * A server's churn: 1024 connections, each timeout pushed later on every
+ * bit of activity.  Once every slot is armed and taken in, moving it later
+ * submits nothing and never rings the doorbell; nothing fires.
+ */
+#define CHURN_SLOTS	1024
+#define CHURN_SECONDS	2
+
+TEST(churn_never_rings_the_doorbell)
+{
+	struct htw_table_stats st = {};
+	uint64_t end, passes = 0, submits, doorbells;
+	struct htw_table2_cqe e;
+	struct table2 t;
+	uint32_t i;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, CHURN_SLOTS));
+	for (i = 0; i < CHURN_SLOTS; i++)
+		arm(&t, i, now_ns() + 500 * MS);
+	EXPECT_EQ(CHURN_SLOTS, t.submits);
+	ASSERT_LE(0, ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 0));
+	EXPECT_EQ(CHURN_SLOTS, t.hdr->sq_head);
+	submits = t.submits;
+	doorbells = t.doorbells;
+	end = now_ns() + CHURN_SECONDS * SEC;
+	while (now_ns() < end && passes < 100000) {
+		for (i = 0; i < CHURN_SLOTS; i++)
+			arm(&t, i, now_ns() + 500 * MS);
+		passes++;
+	}
+	ksft_print_msg("%llu passes over %u slots: %llu submissions, %llu doorbells\n",
+		       (unsigned long long)passes, CHURN_SLOTS,
+		       (unsigned long long)(t.submits - submits),
+		       (unsigned long long)(t.doorbells - doorbells));
+	EXPECT_EQ(submits, t.submits);
+	EXPECT_EQ(doorbells, t.doorbells);
+	EXPECT_EQ(0, take(&t, &e));
+	ASSERT_EQ(0, ioctl(t.fd, HTW_IOC_TABLE2_STATS, &st));
+	EXPECT_EQ(CHURN_SLOTS, st.taken);
+	EXPECT_EQ(0, st.fired);
+	table2_close(&t);
+}
+
+/* 8192 slots due at one instant, a ring of 1024: each record once. */
+#define ALL_DUE		8192
+
+TEST(the_smallest_ring_delivers_every_record_once)
+{
+	unsigned char *seen = calloc(ALL_DUE, 1);
+	uint64_t end, d, *gen = calloc(ALL_DUE, sizeof(*gen));
+	uint32_t i, got = 0, dup = 0, wrong = 0;
+	struct htw_table2_cqe e;
+	struct table2 t;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_NE(NULL, seen);
+	ASSERT_NE(NULL, gen);
+	ASSERT_EQ(0, table2_open(&t, ALL_DUE));
+	EXPECT_EQ(ALL_DUE / 8, t.ts.cq_entries);
+	d = now_ns() + 200 * MS;
+	for (i = 0; i < ALL_DUE; i++)
+		gen[i] = arm(&t, i, d);
+	/* Not consumed until all are due: most of them wait in the kernel. */
+	while (now_ns() < d + 50 * MS)
+		usleep(10000);
+	end = now_ns() + 20 * SEC;
+	while (got < ALL_DUE && now_ns() < end) {
+		if (!take(&t, &e)) {
+			poll(&(struct pollfd){ .fd = t.fd, .events = POLLIN }, 1, 100);
+			continue;
+		}
+		got++;
+		if (e.slot >= ALL_DUE || e.gen != gen[e.slot])
+			wrong++;
+		else if (seen[e.slot]++)
+			dup++;
+	}
+	EXPECT_EQ(ALL_DUE, got);
+	EXPECT_EQ(0, wrong);
+	EXPECT_EQ(0, dup);
+	EXPECT_LT(0, t.hdr->cq_waits);
+	free(seen);
+	free(gen);
+	table2_close(&t);
+}
+
+TEST_HARNESS_MAIN
