@@ -1447,4 +1447,86 @@ TEST(parse_duration_bad)
 	EXPECT_EQ(-EINVAL, htw_parse_duration("1s", NULL));
 }
 
+/* The version 2 table: a record of a generation, waited for on its fd. */
+static int table2_reap_one(struct htw_table2 *t, struct htw_table2_cqe *c)
+{
+	for (int i = 0; i < 50; i++) {
+		int n = htw_table2_reap(t, c, 1);
+
+		if (n)
+			return n;
+		poll(&(struct pollfd){ .fd = t->fd, .events = POLLIN }, 1, 100);
+	}
+	return 0;
+}
+
+TEST(table2_errors)
+{
+	struct htw_table2 *t = (struct htw_table2 *)1;
+	struct htw_table2_cqe c, *first;
+	struct htw *h;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, htw_open(&h, NULL));
+	EXPECT_EQ(-EINVAL, htw_table2_create(NULL, 8, 0, &t));
+	EXPECT_EQ(NULL, t);
+	EXPECT_EQ(-EINVAL, htw_table2_create(h, 8, 0, NULL));
+	EXPECT_EQ(-EINVAL, htw_table2_create(h, 0, 0, &t));
+	EXPECT_EQ(-EINVAL, htw_table2_create(h, 8, 1, &t));
+	EXPECT_EQ(-EINVAL, htw_table2_close(NULL));
+	EXPECT_EQ(-EINVAL, htw_table2_enter(NULL));
+	EXPECT_EQ(-EINVAL, htw_table2_arm(NULL, 0, 1, NULL));
+	EXPECT_EQ(-EINVAL, htw_table2_cancel(NULL, 0));
+	EXPECT_EQ(-EINVAL, htw_table2_peek(NULL, &first));
+	EXPECT_EQ(-EINVAL, htw_table2_advance(NULL, 0));
+	EXPECT_EQ(-EINVAL, htw_table2_reap(NULL, &c, 1));
+	/* Several tables per instance, each its own descriptor. */
+	ASSERT_EQ(0, htw_table2_create(h, 8, 0, &t));
+	EXPECT_EQ(-EINVAL, htw_table2_arm(t, 8, 1, NULL));
+	EXPECT_EQ(-EINVAL, htw_table2_cancel(t, 8));
+	EXPECT_NE(htw_fd(h), t->fd);
+	EXPECT_EQ(0, htw_table2_close(t));
+	EXPECT_EQ(0, htw_close(h));
+}
+
+/*
+ * Arm, move later (nothing submitted), cancel, re-arm: each arming a
+ * generation; the one that fires is in one record on the table's own
+ * descriptor, after the instance is closed.
+ */
+TEST(table2_generations_and_records)
+{
+	struct htw_table2_cqe c;
+	struct htw_table2 *t;
+	uint64_t g1, g2, g3, d;
+	struct htw *h;
+	uint32_t sq;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, htw_open(&h, NULL));
+	ASSERT_EQ(0, htw_table2_create(h, 16, 0, &t));
+	d = htw_now(h) + 50 * MS;
+	EXPECT_EQ(0, htw_table2_arm(t, 3, d, &g1));
+	EXPECT_EQ(1, g1);
+	EXPECT_EQ(g1, htw_table2_gen(t, 3));
+	sq = t->hdr->sq_tail;
+	EXPECT_EQ(1, htw_table2_arm(t, 3, d + 10 * MS, &g2));
+	EXPECT_EQ(g1 + 1, g2);
+	EXPECT_EQ(sq, t->hdr->sq_tail);		/* later: nothing submitted */
+	EXPECT_EQ(1, htw_table2_cancel(t, 3));
+	EXPECT_EQ(0, htw_table2_cancel(t, 3));
+	EXPECT_EQ(0, htw_table2_arm(t, 3, d, &g3));
+	EXPECT_EQ(g2 + 3, g3);
+	EXPECT_EQ(0, htw_close(h));
+	ASSERT_EQ(1, table2_reap_one(t, &c));
+	EXPECT_LE(d, mono_ns());
+	EXPECT_EQ(3, c.slot);
+	EXPECT_EQ(g3, c.gen);
+	EXPECT_EQ(0, htw_table2_cancel(t, 3));
+	EXPECT_EQ(0, htw_table2_reap(t, &c, 1));
+	EXPECT_EQ(0, htw_table2_close(t));
+}
+
 TEST_HARNESS_MAIN
