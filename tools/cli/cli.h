@@ -28,7 +28,7 @@ enum {
 
 /*
  * A timer of the session, named on the command line or stdin: a handle
- * timer of the wheel, or (@in_table) slot i of the shared timer table for
+ * timer of the wheel, or (@in_table) slot i of the timer table for
  * s->timers[i], so that a record of the table names its timer by slot.
  */
 struct timer {
@@ -42,11 +42,13 @@ struct timer {
 	bool in_table;
 	bool cancelled;		/* table: its last arming ended in a cancel */
 	/*
-	 * Table: the deadline stored last.  A slot moved after it fired has
-	 * the record of the old deadline still to come; only a record of
-	 * this one ends the timer.
+	 * Table: the generation armed last and its deadline, and the one
+	 * before.  A slot armed again after it fired has the record of the
+	 * old generation still to come; only a record of this one ends the
+	 * timer.
 	 */
-	uint64_t deadline_ns;
+	uint64_t gen, deadline_ns;
+	uint64_t prev_gen, prev_deadline_ns;
 };
 
 /* A timer the drain found still pending, as the report lists it. */
@@ -78,7 +80,7 @@ struct session {
 	struct cancel_at cancels[MAX_TIMERS];
 	unsigned int ncancels;
 	struct htw *h;
-	struct htw_table *tab;		/* NULL until a timer needs it */
+	struct htw_table2 *tab;		/* NULL until a timer needs it */
 	uint64_t start_ns;
 	int status;
 	char line[512];
@@ -101,12 +103,12 @@ const char *clock_name(uint32_t clk);
 void print_expiry(const struct session *s, const struct timer *t,
 		  const struct htw_expiry *r);
 void print_table_expiry(const struct session *s, const struct timer *t,
-			const struct htw_table_cqe *c);
+			const struct htw_table2_cqe *c);
 void print_cancel(uint64_t at_ns, const char *name, int ret);
 void print_rearm(uint64_t at_ns, const struct timer *t, uint64_t delay_ns,
 		 int ret);
 void print_never_ran(const struct never_ran *nr, int n, unsigned int listed);
-int print_stats(struct htw *h, bool json);
+int print_stats(struct htw *h, struct htw_table2 *tab, bool json);
 void print_module_params(bool json);
 
 /* parse.c */

@@ -288,7 +288,7 @@ static int cmd_stats(struct session *s, int argc, char **argv)
 	} else {
 		printf("a fresh instance (timers live and die with the process that made them):\n");
 	}
-	ret = print_stats(s->h, s->json);
+	ret = print_stats(s->h, NULL, s->json);
 	if (s->json) {
 		printf("}\n");
 	} else {

@@ -62,12 +62,23 @@ void print_expiry(const struct session *s, const struct timer *t,
 	putchar('\n');
 }
 
-/* A record of the table's completion ring: the slot says where it came from. */
+/*
+ * A record of the table's completion ring: the slot says where it came
+ * from, its generation which arming of the slot fired (the deadline this
+ * session stored for it); the time is that of the read.
+ */
 void print_table_expiry(const struct session *s, const struct timer *t,
-			const struct htw_table_cqe *c)
+			const struct htw_table2_cqe *c)
 {
-	print_fired(s, t, c->cookie, c->deadline_ns, c->expired_ns);
-	printf(" slot=%u\n", c->slot);
+	uint64_t deadline = 0;
+
+	if (t && c->gen == t->gen)
+		deadline = t->deadline_ns;
+	else if (t && c->gen == t->prev_gen)
+		deadline = t->prev_deadline_ns;
+	print_fired(s, t, t ? t->cookie : 0, deadline ?: htw_now(s->h),
+		    htw_now(s->h));
+	printf(" slot=%u gen=%llu\n", c->slot, (unsigned long long)c->gen);
 }
 
 /*
@@ -84,7 +95,7 @@ void print_cancel(uint64_t at_ns, const char *name, int ret)
 }
 
 /*
- * @ret is htw_rearm()'s or, for a table slot, htw_table_rearm()'s, for
+ * @ret is htw_rearm()'s or, for a table slot, htw_table2_arm()'s, for
  * @delay_ns, asked @at_ns after the start.  A slot that was not armed is
  * armed again, and the record of a firing stays in the ring.
  */
@@ -195,11 +206,23 @@ static void print_stats_table(const struct htw_stats *st)
 	}
 }
 
-int print_stats(struct htw *h, bool json)
+/*
+ * The instance's statistics; with a table (@tab), its rows are the
+ * table's own (HTW_IOC_TABLE2_STATS): the instance's are its handle
+ * timers'.
+ */
+int print_stats(struct htw *h, struct htw_table2 *tab, bool json)
 {
+	struct htw_table_stats ts;
 	struct htw_stats st;
 	int ret = htw_stats(h, &st);
 
+	if (!ret && tab) {
+		ret = htw_table2_stats(tab, &ts);
+		st.table_entries = ts.entries;
+		st.table_taken = ts.taken;
+		st.table_fired = ts.fired;
+	}
 	if (ret) {
 		err("stats: %s", strerror(-ret));
 		return EXIT_FAIL;

@@ -5,7 +5,7 @@
  * open file that scheduled them, so the session schedules them, waits for
  * and prints their expiries in one event loop, and ends by draining what
  * is left; see htwheel(1).  A timer is a handle timer of the wheel, or a
- * slot of the instance's shared timer table (--table, watch's 'table'),
+ * slot of a timer table of the instance's (--table, watch's 'table'),
  * whose records come from the table's completion ring instead of read().
  */
 #define _GNU_SOURCE
@@ -229,7 +229,7 @@ static int schedule_all(struct session *s)
 	return 0;
 }
 
-/* ---- slots of the shared timer table ---- */
+/* ---- slots of the timer table ---- */
 
 /*
  * Map the instance's table, of @entries slots, unless it has one: 0, or
@@ -243,7 +243,7 @@ static int table_open(struct session *s, uint32_t entries)
 
 	if (s->tab)
 		return 0;
-	ret = htw_table_setup(s->h, entries, 0, &s->tab);
+	ret = htw_table2_create(s->h, entries, 0, &s->tab);
 	if (ret == -EOPNOTSUPP) {
 		err("%s: no shared timer table: %s; %s", dev,
 		    "the htwheel module does not report HTW_FEATURE_TABLE",
@@ -264,6 +264,22 @@ static uint64_t deadline_after(uint64_t from, uint64_t delay_ns)
 	return delay_ns > UINT64_MAX - from ? UINT64_MAX : from + delay_ns;
 }
 
+/* Arm or move table timer @t to @d: htw_table2_arm()'s answer. */
+static int set_slot(struct session *s, struct timer *t, uint64_t d)
+{
+	uint64_t gen;
+	int ret = htw_table2_arm(s->tab, t - s->timers, d, &gen);
+
+	if (ret >= 0) {
+		t->prev_gen = t->gen;
+		t->prev_deadline_ns = t->deadline_ns;
+		t->gen = gen;
+		t->deadline_ns = d;
+		t->cancelled = false;
+	}
+	return ret;
+}
+
 /* Arm table timer @t, due its delay after @from (a reading of htw_now()). */
 static int arm_slot(struct session *s, struct timer *t, uint64_t from)
 {
@@ -271,7 +287,7 @@ static int arm_slot(struct session *s, struct timer *t, uint64_t from)
 	char b[32];
 	int ret;
 
-	ret = htw_table_arm(s->tab, t - s->timers, d, t->cookie);
+	ret = set_slot(s, t, d);
 	if (ret < 0) {
 		err("table '%s' (%s): %s", t->name,
 		    fmt_dur(b, sizeof(b), t->delay_ns), strerror(-ret));
@@ -279,8 +295,6 @@ static int arm_slot(struct session *s, struct timer *t, uint64_t from)
 		t->done = t->cancelled = true;
 		return ret;
 	}
-	t->deadline_ns = d;
-	t->cancelled = false;
 	return 0;
 }
 
@@ -305,17 +319,10 @@ static int arm_all(struct session *s)
 	return ret;
 }
 
-/* Move table timer @t to @delay_ns from now: htw_table_rearm()'s answer. */
+/* Move table timer @t to @delay_ns from now: htw_table2_arm()'s answer. */
 static int rearm_slot(struct session *s, struct timer *t, uint64_t delay_ns)
 {
-	uint64_t d = deadline_after(htw_now(s->h), delay_ns);
-	int ret = htw_table_rearm(s->tab, t - s->timers, d);
-
-	if (ret >= 0) {
-		t->deadline_ns = d;
-		t->cancelled = false;
-	}
-	return ret;
+	return set_slot(s, t, deadline_after(htw_now(s->h), delay_ns));
 }
 
 /*
@@ -325,7 +332,7 @@ static int rearm_slot(struct session *s, struct timer *t, uint64_t delay_ns)
  */
 static int cancel_slot(struct session *s, struct timer *t)
 {
-	int ret = htw_table_cancel(s->tab, t - s->timers);
+	int ret = htw_table2_cancel(s->tab, t - s->timers);
 
 	if (ret < 0)
 		return ret;
@@ -344,8 +351,8 @@ static struct timer *timer_by_slot(struct session *s, uint32_t slot)
 	return &s->timers[slot];
 }
 
-/* Print @c; only the record of the deadline stored last ends its timer. */
-static void take_table_record(struct session *s, const struct htw_table_cqe *c)
+/* Print @c; only the record of the generation armed last ends its timer. */
+static void take_table_record(struct session *s, const struct htw_table2_cqe *c)
 {
 	struct timer *t = timer_by_slot(s, c->slot);
 
@@ -353,18 +360,18 @@ static void take_table_record(struct session *s, const struct htw_table_cqe *c)
 	if (!t)
 		return;
 	t->fired = true;
-	if (c->deadline_ns == t->deadline_ns)
+	if (c->gen == t->gen)
 		t->done = true;
 }
 
 static void reap_table(struct session *s)
 {
-	struct htw_table_cqe c[64];
+	struct htw_table2_cqe c[64];
 	int n, i;
 
 	if (!s->tab)
 		return;
-	while ((n = htw_table_reap(s->tab, c, ARRAY_SIZE(c))) > 0)
+	while ((n = htw_table2_reap(s->tab, c, ARRAY_SIZE(c))) > 0)
 		for (i = 0; i < n; i++)
 			take_table_record(s, &c[i]);
 }
@@ -511,7 +518,9 @@ static void wait_table_records(struct session *s)
 
 	read_expiries(s);
 	while (!table_settled(s) && (now = htw_now(s->h)) < end) {
-		if (htw_wait(s->h, end - now) < 0)
+		struct pollfd pfd = { .fd = s->tab->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, (end - now) / HTW_NSEC_PER_MSEC + 1) < 0)
 			break;
 		read_expiries(s);
 	}
@@ -529,7 +538,7 @@ static int drain_table(struct session *s, struct never_ran *nr)
 	for (i = 0; i < s->ntimers; i++) {
 		struct timer *t = &s->timers[i];
 
-		if (!t->in_table || htw_table_cancel(s->tab, i) != 1)
+		if (!t->in_table || htw_table2_cancel(s->tab, i) != 1)
 			continue;
 		t->done = t->cancelled = true;
 		nr[n].t = t;
@@ -610,7 +619,7 @@ static void stdin_command(struct session *s, char *line)
 	} else if (!strcmp(cmd, "rearm") && a1 && a2) {
 		rearm_timer(s, a1, a2);
 	} else if (!strcmp(cmd, "stats")) {
-		print_stats(s->h, s->json);
+		print_stats(s->h, s->tab, s->json);
 	} else {
 		err("stdin: unknown command '%s' (%s)", cmd,
 		    "at DUR [NAME], every DUR [NAME], table DUR [NAME], cancel NAME, "
@@ -661,8 +670,9 @@ static struct timespec ts_of(uint64_t ns)
 /* One wait; false once the session should end. */
 static bool loop_once(struct session *s, const sigset_t *unblocked)
 {
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = htw_fd(s->h), .events = POLLIN },
+		{ .fd = s->tab ? s->tab->fd : -1, .events = POLLIN },
 		{ .fd = 0, .events = POLLIN },
 	};
 	uint64_t elapsed = htw_now(s->h) - s->start_ns, wait;
@@ -677,13 +687,13 @@ static bool loop_once(struct session *s, const sigset_t *unblocked)
 	if (all_done(s))
 		return false;
 	ts = ts_of(wait);
-	n = ppoll(pfd, s->read_stdin ? 2 : 1, wait == UINT64_MAX ? NULL : &ts,
+	n = ppoll(pfd, s->read_stdin ? 3 : 2, wait == UINT64_MAX ? NULL : &ts,
 		  unblocked);
 	if (n < 0)
 		return errno != EINTR;
-	if (pfd[0].revents)
+	if (pfd[0].revents || pfd[1].revents)
 		read_expiries(s);
-	if (s->read_stdin && pfd[1].revents)
+	if (s->read_stdin && pfd[2].revents)
 		s->read_stdin = read_stdin(s);
 	return true;
 }
@@ -748,11 +758,10 @@ int session_run(struct session *s)
 	if (!schedule_all(s) && !arm_all(s))
 		run_loop(s);
 	drain_report(s);
-	if (s->show_stats && print_stats(s->h, s->json))
+	if (s->show_stats && print_stats(s->h, s->tab, s->json))
 		s->status = EXIT_FAIL;
-	/* The mapping would keep the instance alive past htw_close(). */
 	if (s->tab)
-		htw_table_close(s->tab);
+		htw_table2_close(s->tab);
 	htw_close(s->h);
 	return s->status;
 }

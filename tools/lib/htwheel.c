@@ -606,3 +606,11 @@ int htw_table2_enter(struct htw_table2 *t)
 	ret = ioctl(t->fd, HTW_IOC_TABLE2_ENTER, 0);
 	return ret < 0 ? htw_errno() : ret;
 }
+
+int htw_table2_stats(struct htw_table2 *t, struct htw_table_stats *st)
+{
+	if (!t || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	return ioctl(t->fd, HTW_IOC_TABLE2_STATS, st) ? htw_errno() : 0;
+}

@@ -398,6 +398,7 @@ int htw_table2_create(struct htw *h, uint32_t entries, uint32_t flags,
 		      struct htw_table2 **tp);
 int htw_table2_close(struct htw_table2 *t);
 int htw_table2_enter(struct htw_table2 *t);
+int htw_table2_stats(struct htw_table2 *t, struct htw_table_stats *st);
 
 /* Submit @slot: it is not in the submission ring (its @queued is 0). */
 static inline void __htw_table2_submit(struct htw_table2 *t, uint32_t slot)
