@@ -143,7 +143,7 @@ static int run_example(struct run *r, const char *name, const char *arg)
 #define FMT_RING_POLL \
 	"ring: poll of the htwheel fd completed, htw_read drained %lu record"
 #define FMT_REAP \
-	"loop: htwheel fd readable, htw_table_reap took %lu record"
+	"loop: htwheel fd readable, htw_table2_reap took %lu record"
 #define FMT_DRAIN \
 	"loop: htwheel fd readable, htw_read drained %lu record"
 #define FMT_HEADER \

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
  * htwheel-echo-server: an epoll TCP echo server on loopback that closes
- * connections idle for longer than --idle, with one slot of libhtwheel's
- * shared timer table per connection (the IdleStateHandler pattern).
+ * connections idle for longer than --idle, with one slot of a libhtwheel
+ * timer table per connection (the IdleStateHandler pattern).
  *
  *   htwheel-echo-server [--port N] [--idle DUR] [--verbose]
  *
@@ -12,16 +12,17 @@
  *
  * What it shows: pushing an idle timeout back on every bit of activity
  * costs no system call.  Slot fd belongs to connection fd, armed on
- * accept with htw_table_arm() and a cookie of (generation << 32 | fd).
- * Activity moves its deadline later with htw_table_rearm(), a store to
- * memory shared with the kernel, so each read moves it at once instead of
- * batching the moves per epoll round; the kernel only finds the later
- * deadline when the old one comes due.  A peer's close disarms the slot
- * with htw_table_cancel().  Expiry records are reaped from the completion
- * ring when the htwheel descriptor polls readable, and only the record of
- * the deadline a connection holds now may close it: records of an fd
- * reused since (another generation) or of a slot moved after it fired
- * (another deadline) are ignored.
+ * accept with htw_table2_arm(); activity moves its deadline later with
+ * the same call, one atomic exchange on memory shared with the kernel, so
+ * each read moves it at once instead of batching the moves per epoll
+ * round; the kernel only finds the later deadline when the old one comes
+ * due.  A peer's close disarms the slot with htw_table2_cancel().  Every
+ * arm, move and cancel is a new generation of the slot, and a record
+ * carries the generation that fired: records are reaped from the
+ * completion ring when the table's descriptor polls readable, and only
+ * the record of the generation a connection armed last may close it
+ * (one of an fd reused since, or of a slot moved after it fired, is
+ * another generation, and is ignored).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -44,14 +45,13 @@
 
 struct conn {
 	bool open;
-	uint32_t gen;
-	/* The idle deadline stored last: only its record may close us. */
-	uint64_t deadline;
+	/* The slot's generation armed last: only its record may close us. */
+	uint64_t timer_gen;
 };
 
 struct server {
 	struct htw *htw;
-	struct htw_table *tab;
+	struct htw_table2 *tab;
 	int epfd, lfd;
 	uint64_t idle_ns;
 	bool verbose;
@@ -70,10 +70,10 @@ static void on_signal(int sig)
 static void conn_close(struct server *s, int fd)
 {
 	/*
-	 * A slot that fired already is fine: when its record is read, this
-	 * connection is closed, or the fd has a later generation.
+	 * A slot that fired already is fine: its record's generation is no
+	 * longer the one a connection of this fd armed.
 	 */
-	htw_table_cancel(s->tab, fd);
+	htw_table2_cancel(s->tab, fd);
 	s->conns[fd].open = false;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
 	close(fd);
@@ -81,26 +81,22 @@ static void conn_close(struct server *s, int fd)
 
 /*
  * Idle from now: the deadline is read after the activity it follows, so
- * it is never sooner than --idle after what the peer last sent.  @arm
- * gives the slot this connection's cookie (on accept); otherwise the
- * deadline moves, usually later, which is only a store.  False if the
- * connection lost its timer and was closed.
+ * it is never sooner than --idle after what the peer last sent.  The slot
+ * is armed (on accept, or after it fired) or moved, usually later, which
+ * is only an exchange.  False if the connection lost its timer and was
+ * closed.
  */
-static bool idle_from_now(struct server *s, int fd, bool arm)
+static bool idle_from_now(struct server *s, int fd)
 {
 	struct conn *c = &s->conns[fd];
 	uint64_t d = htw_now(s->htw) + s->idle_ns;
 	int ret;
 
-	if (arm)
-		ret = htw_table_arm(s->tab, fd, d, (uint64_t)c->gen << 32 | fd);
-	else
-		ret = htw_table_rearm(s->tab, fd, d);
 	/*
-	 * 0 from a re-arm: the slot had fired and is armed anew; its record,
-	 * of the old deadline, will not match.
+	 * The slot is armed with a new generation even if the doorbell
+	 * failed; a record of an earlier one, fired before, will not match.
 	 */
-	c->deadline = d;
+	ret = htw_table2_arm(s->tab, fd, d, &c->timer_gen);
 	if (ret >= 0)
 		return true;
 	/* No timer, no idle detection: refuse rather than leak. */
@@ -124,9 +120,8 @@ static void on_accept(struct server *s)
 			continue;
 		}
 		s->conns[fd].open = true;
-		s->conns[fd].gen++;
 		s->accepted++;
-		idle_from_now(s, fd, true);
+		idle_from_now(s, fd);
 	}
 }
 
@@ -154,7 +149,7 @@ static void on_data(struct server *s, int fd)
 	if (!s->conns[fd].open)
 		return;
 	if (echo(fd)) {
-		idle_from_now(s, fd, false);
+		idle_from_now(s, fd);
 		return;
 	}
 	s->peer_closed++;
@@ -169,19 +164,19 @@ static bool has_input(int fd)
 	return recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
 }
 
-static void on_expiry(struct server *s, const struct htw_table_cqe *r)
+static void on_expiry(struct server *s, const struct htw_table2_cqe *r)
 {
-	int fd = (int)(uint32_t)r->cookie;
+	int fd = (int)r->slot;
 	struct conn *c;
 
-	if (fd < 0 || fd >= MAX_FDS || r->slot != (uint32_t)fd)
+	if (r->slot >= MAX_FDS)
 		return;
 	c = &s->conns[fd];
-	if (!c->open || c->gen != r->cookie >> 32 || c->deadline != r->deadline_ns)
+	if (!c->open || c->timer_gen != r->gen)
 		return;
-	/* The slot is disarmed now: the re-arm arms it again. */
+	/* The slot is disarmed now: this arms it again. */
 	if (has_input(fd)) {
-		idle_from_now(s, fd, false);
+		idle_from_now(s, fd);
 		return;
 	}
 	if (s->verbose)
@@ -190,13 +185,13 @@ static void on_expiry(struct server *s, const struct htw_table_cqe *r)
 	conn_close(s, fd);
 }
 
-/* The htwheel descriptor is readable: reap the completion ring. */
+/* The table's descriptor is readable: reap the completion ring. */
 static void on_timers(struct server *s)
 {
-	struct htw_table_cqe r[MAX_RECORDS];
+	struct htw_table2_cqe r[MAX_RECORDS];
 	int n, i;
 
-	while ((n = htw_table_reap(s->tab, r, MAX_RECORDS)) > 0)
+	while ((n = htw_table2_reap(s->tab, r, MAX_RECORDS)) > 0)
 		for (i = 0; i < n; i++)
 			on_expiry(s, &r[i]);
 }
@@ -237,7 +232,7 @@ static void serve(struct server *s, const sigset_t *unblocked)
 		for (i = 0; i < n; i++) {
 			if (ev[i].data.fd == s->lfd)
 				on_accept(s);
-			else if (ev[i].data.fd == htw_fd(s->htw))
+			else if (ev[i].data.fd == s->tab->fd)
 				on_timers(s);
 			else
 				on_data(s, ev[i].data.fd);
@@ -255,7 +250,7 @@ static int setup_timers(struct server *s)
 			strerror(-ret));
 		return -1;
 	}
-	ret = htw_table_setup(s->htw, MAX_FDS, 0, &s->tab);
+	ret = htw_table2_create(s->htw, MAX_FDS, 0, &s->tab);
 	if (ret == -EOPNOTSUPP) {
 		fprintf(stderr, "htwheel-echo-server: %s: %s\n", HTW_DEVICE_PATH,
 			"the module has no shared timer table (HTW_FEATURE_TABLE)");
@@ -283,7 +278,7 @@ static int setup(struct server *s, int port)
 	}
 	ev.data.fd = s->lfd;
 	epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->lfd, &ev);
-	ev.data.fd = htw_fd(s->htw);
+	ev.data.fd = s->tab->fd;
 	epoll_ctl(s->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev);
 	return 0;
 }
@@ -331,8 +326,7 @@ int main(int argc, char **argv)
 	serve(&s, &unblocked);
 	printf("accepted %lu idle-closed %lu peer-closed %lu\n",
 	       s.accepted, s.idle_closed, s.peer_closed);
-	/* The mapping first: it would keep the instance alive. */
-	htw_table_close(s.tab);
+	htw_table2_close(s.tab);
 	htw_close(s.htw);
 	return 0;
 }

@@ -14,11 +14,13 @@
  *   default  handle timers: htw_schedule() (cookie = the connection's
  *            index), htw_rearm(), htw_cancel(); records from htw_read(),
  *            called until it returns 0
- *   --table  one slot of the shared timer table per connection:
- *            htw_table_arm(), htw_table_rearm() (a store to shared memory,
- *            no system call), htw_table_cancel(); records from
- *            htw_table_reap() in the same callback: the descriptor polls
- *            readable while the completion ring holds one
+ *   --table  one slot of a timer table per connection: htw_table2_arm()
+ *            (an exchange on shared memory, no system call, to move it
+ *            later), htw_table2_cancel(); records from htw_table2_reap()
+ *            in the callback of a second uv_poll_t, on the table's own
+ *            descriptor, which polls readable while the completion ring
+ *            holds one; a record counts if it is of the generation the
+ *            connection armed last
  *
  * Prints a line per event and a summary; exits 0 when every connection
  * has ended and the peers played their parts.
@@ -47,6 +49,7 @@ struct conn {
 	bool open;
 	uint64_t timer;		/* handle timer; 0 for none */
 	uint64_t deadline;	/* table slot: the deadline stored last */
+	uint64_t gen;		/* table slot: its generation armed last */
 	uint64_t last_rx;	/* htw_now() of the last data */
 	unsigned int msgs;
 	char buf[256];
@@ -55,8 +58,9 @@ struct conn {
 struct server {
 	uv_loop_t *loop;
 	struct htw *htw;
-	struct htw_table *tab;	/* --table */
+	struct htw_table2 *tab;	/* --table */
 	uv_poll_t timers;
+	uv_poll_t table;	/* --table: on the table's descriptor */
 	int open_conns;
 	struct conn conns[EX_CONNS];
 	unsigned long wakeups, records, by_timer, by_peer;
@@ -76,7 +80,7 @@ static int idle_from_now(struct conn *c)
 
 	if (s->tab) {
 		c->deadline = htw_now(s->htw) + htw_ms(EX_IDLE_MS);
-		return htw_table_rearm(s->tab, c->idx, c->deadline);
+		return htw_table2_arm(s->tab, c->idx, c->deadline, &c->gen);
 	}
 	if (c->timer) {
 		ret = htw_rearm(s->htw, c->timer, htw_ms(EX_IDLE_MS));
@@ -87,15 +91,15 @@ static int idle_from_now(struct conn *c)
 	return ret ? ret : 2;
 }
 
-/* What htw_cancel() or htw_table_cancel() said, for the log. */
+/* What htw_cancel() or htw_table2_cancel() said, for the log. */
 static const char *timer_cancel(struct conn *c)
 {
 	struct server *s = c->s;
 	int ret;
 
 	if (s->tab)
-		return htw_table_cancel(s->tab, c->idx) == 1 ?
-		       "htw_table_cancel: 1" : "htw_table_cancel: 0, it had fired";
+		return htw_table2_cancel(s->tab, c->idx) == 1 ?
+		       "htw_table2_cancel: 1" : "htw_table2_cancel: 0, it had fired";
 	ret = c->timer ? htw_cancel(s->htw, c->timer) : -ENOENT;
 	return !ret ? "htw_cancel: 0" : ret == -EALREADY ?
 	       "htw_cancel: -EALREADY, it had fired" : "htw_cancel: no such timer";
@@ -109,8 +113,11 @@ static void conn_close(struct conn *c)
 	/* uv_close() closes the descriptor too. */
 	uv_close((uv_handle_t *)&c->pipe, NULL);
 	/* The last one: without active handles, uv_run() returns. */
-	if (--s->open_conns == 0)
+	if (--s->open_conns == 0) {
 		uv_close((uv_handle_t *)&s->timers, NULL);
+		if (s->tab)
+			uv_close((uv_handle_t *)&s->table, NULL);
+	}
 }
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf)
@@ -211,20 +218,21 @@ static int drain_records(struct server *s)
 /* Table slots: reap the completion ring until it is empty. */
 static int reap_records(struct server *s)
 {
-	struct htw_table_cqe r[MAX_RECORDS];
+	struct htw_table2_cqe r[MAX_RECORDS];
 	struct conn *c;
 	int n, i, total = 0;
 
-	while ((n = htw_table_reap(s->tab, r, MAX_RECORDS)) > 0) {
+	while ((n = htw_table2_reap(s->tab, r, MAX_RECORDS)) > 0) {
 		total += n;
 		for (i = 0; i < n; i++) {
 			if (r[i].slot >= EX_CONNS)
 				continue;
 			c = &s->conns[r[i].slot];
-			/* Stale: closed, or moved since (another deadline). */
-			if (!c->open || r[i].deadline_ns != c->deadline)
+			/* Stale: closed, or armed since (another generation). */
+			if (!c->open || r[i].gen != c->gen)
 				continue;
-			on_expiry(s, r[i].slot, r[i].deadline_ns, r[i].expired_ns);
+			/* The record has no time: it fired by now, at the latest. */
+			on_expiry(s, r[i].slot, c->deadline, htw_now(s->htw));
 		}
 	}
 	return n < 0 ? n : total;
@@ -245,14 +253,14 @@ static void on_timers(uv_poll_t *h, int status, int events)
 	}
 	n = s->tab ? reap_records(s) : drain_records(s);
 	if (n < 0) {
-		fprintf(stderr, PROG ": %s: %s\n", s->tab ? "htw_table_reap" : "htw_read",
+		fprintf(stderr, PROG ": %s: %s\n", s->tab ? "htw_table2_reap" : "htw_read",
 			strerror(-n));
 		s->err = 1;
 		uv_stop(s->loop);
 		return;
 	}
 	printf("loop: htwheel fd readable, %s %d record%s\n",
-	       s->tab ? "htw_table_reap took" : "htw_read drained", n, n == 1 ? "" : "s");
+	       s->tab ? "htw_table2_reap took" : "htw_read drained", n, n == 1 ? "" : "s");
 	s->records += n;
 }
 
@@ -278,7 +286,7 @@ static int conn_start(struct server *s, unsigned int i, int fd)
 	c->last_rx = htw_now(s->htw);
 	if (s->tab) {
 		c->deadline = c->last_rx + htw_ms(EX_IDLE_MS);
-		ret = htw_table_arm(s->tab, i, c->deadline, i);
+		ret = htw_table2_arm(s->tab, i, c->deadline, &c->gen);
 	} else {
 		ret = htw_schedule(s->htw, i, htw_ms(EX_IDLE_MS), 0, &c->timer);
 	}
@@ -296,7 +304,7 @@ static int setup(struct server *s, bool table, pid_t *peers)
 
 	ret = htw_open(&s->htw, NULL);
 	if (!ret && table)
-		ret = htw_table_setup(s->htw, EX_CONNS, 0, &s->tab);
+		ret = htw_table2_create(s->htw, EX_CONNS, 0, &s->tab);
 	if (ret) {
 		fprintf(stderr, PROG ": %s: %s\n", HTW_DEVICE_PATH, strerror(-ret));
 		return -1;
@@ -311,6 +319,12 @@ static int setup(struct server *s, bool table, pid_t *peers)
 	ret = uv_poll_init(s->loop, &s->timers, htw_fd(s->htw));
 	if (!ret)
 		ret = uv_poll_start(&s->timers, UV_READABLE, on_timers);
+	if (!ret && s->tab) {
+		s->table.data = s;
+		ret = uv_poll_init(s->loop, &s->table, s->tab->fd);
+		if (!ret)
+			ret = uv_poll_start(&s->table, UV_READABLE, on_timers);
+	}
 	if (ret) {
 		fprintf(stderr, PROG ": uv_poll_start: %s\n", uv_strerror(ret));
 		return -1;
@@ -335,7 +349,7 @@ int main(int argc, char **argv)
 	/* Line by line: the peers' process prints to the same stdout. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("libuv: %d connections, idle timeout %d ms; a uv_poll_t on the htwheel fd, %s\n",
-	       EX_CONNS, EX_IDLE_MS, table ? "shared timer table slots" : "handle timers");
+	       EX_CONNS, EX_IDLE_MS, table ? "timer table slots" : "handle timers");
 	if (setup(&s, table, &peers)) {
 		ex_peers_stop(peers);
 		return 1;
@@ -349,9 +363,8 @@ int main(int argc, char **argv)
 	else if (ex_peers_wait(peers))
 		ret = 1;
 	uv_loop_close(s.loop);
-	/* The mapping first: it would keep the instance alive. */
 	if (s.tab)
-		htw_table_close(s.tab);
+		htw_table2_close(s.tab);
 	htw_close(s.htw);
 	return ret ? 1 : 0;
 }
