@@ -30,7 +30,7 @@ $(BUILD)/bench/htwheel_ubench: $(UBENCH_SRCS) $(wildcard tools/bench/ubench/*.h)
 	@mkdir -p $(dir $@)
 	@tools/harness.sh apt-install libuv1-dev libev-dev
 	$(CC) $(USER_CFLAGS) -I$(CURDIR)/tools/lib/include -static -o $@ $(UBENCH_SRCS) \
-		-Wl,--wrap=htw_table_enter $(HTW_LIB_A) \
+		-Wl,--wrap=htw_table2_enter $(HTW_LIB_A) \
 		-l:libuv_a.a -l:libev.a -lpthread -ldl -lm -lrt
 
 bench: bench-progs

@@ -35,7 +35,7 @@ struct awake {
 	unsigned long long work;	/* chunks done */
 	struct awake *base;		/* the baseline's, same repetition */
 	struct htw *h;
-	struct htw_table *t;
+	struct htw_table2 *t;
 	int fd;
 	struct ev_loop *ev;
 	ev_timer *evt;
@@ -91,14 +91,14 @@ static void awake_arm(struct awake *a, uint64_t base)
 			if (!i) {
 				err = htw_open(&a->h, NULL);
 				if (!err)
-					err = htw_table_setup(a->h, a->n, 0, &a->t);
+					err = htw_table2_create(a->h, a->n, 0, &a->t);
 				if (err) {
 					errno = -err;
-					die("htw_table_setup");
+					die("htw_table2_create");
 				}
 			}
-			if (htw_table_arm(a->t, i, d, i) < 0)
-				die("htw_table_arm");
+			if (htw_table2_arm(a->t, i, d, NULL) < 0)
+				die("htw_table2_arm");
 			break;
 		case A_EV:
 			ev_timer_init(&a->evt[i], awake_ev_cb, (d - t0) / 1e9, 0);
@@ -115,8 +115,8 @@ static void awake_arm(struct awake *a, uint64_t base)
 			break;
 		}
 	}
-	if (a->kind == A_RING && htw_table_enter(a->t) < 0)
-		die("htw_table_enter");
+	if (a->kind == A_RING && htw_table2_enter(a->t) < 0)
+		die("htw_table2_enter");
 	if (a->kind != A_READ)
 		return;
 	a->fd = open_wheel(O_NONBLOCK);
@@ -131,15 +131,15 @@ static void awake_arm(struct awake *a, uint64_t base)
 static void awake_consume(struct awake *a)
 {
 	struct htw_expiry rec[256];
-	struct htw_table_cqe *first;
+	struct htw_table2_cqe *first;
 	ssize_t r;
 	int k;
 
 	switch (a->kind) {
 	case A_RING:
-		while ((k = htw_table_peek(a->t, &first)) > 0) {
+		while ((k = htw_table2_peek(a->t, &first)) > 0) {
 			a->got += k;
-			htw_table_advance(a->t, k);
+			htw_table2_advance(a->t, k);
 		}
 		break;
 	case A_READ:
@@ -165,7 +165,7 @@ static void awake_release(struct awake *a)
 
 	switch (a->kind) {
 	case A_RING:
-		htw_table_close(a->t);
+		htw_table2_close(a->t);
 		htw_close(a->h);
 		break;
 	case A_READ:
@@ -258,7 +258,7 @@ int bench_awake(const char *sizes)
 		die("strdup");
 	meta_run("awake");
 	put_meta("awake loop",
-		 "each pass: a clock read, the expiries consumed (the table's ring in memory: htw_table_peek/htw_table_advance; read() of a handle file, not blocking; ev_run/uv_run without waiting), then %d iterations of the loop's own work; a baseline loop with no timers runs in the same repetitions; per expiry: the work lost against the baseline's rate (the loop's CPU: consumer, polling and kernel work on it), and ': machine CPU' that plus the other CPUs' busy time beyond the baseline's",
+		 "each pass: a clock read, the expiries consumed (the table's ring in memory: htw_table2_peek/htw_table2_advance; read() of a handle file, not blocking; ev_run/uv_run without waiting), then %d iterations of the loop's own work; a baseline loop with no timers runs in the same repetitions; per expiry: the work lost against the baseline's rate (the loop's CPU: consumer, polling and kernel work on it), and ': machine CPU' that plus the other CPUs' busy time beyond the baseline's",
 		 AWAKE_CHUNK);
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned long n = strtoul(tok, NULL, 0);

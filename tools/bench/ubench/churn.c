@@ -30,16 +30,16 @@
 
 /*
  * The doorbells the table's inline calls ring, counted without a clock
- * read: htw_table_enter() is wrapped at link time (-Wl,--wrap).
+ * read: htw_table2_enter() is wrapped at link time (-Wl,--wrap).
  */
 static unsigned long table_enters;
-int __real_htw_table_enter(struct htw_table *t);
-int __wrap_htw_table_enter(struct htw_table *t);
+int __real_htw_table2_enter(struct htw_table2 *t);
+int __wrap_htw_table2_enter(struct htw_table2 *t);
 
-int __wrap_htw_table_enter(struct htw_table *t)
+int __wrap_htw_table2_enter(struct htw_table2 *t)
 {
 	table_enters++;
-	return __real_htw_table_enter(t);
+	return __real_htw_table2_enter(t);
 }
 
 enum hw_kind { HW_TABLE_CHURN, HW_TABLE_MOVE, HW_TABLE_LAZY, HW_HANDLES, HW_TIMERFD };
@@ -48,7 +48,7 @@ struct hw {
 	struct churn_impl im;
 	enum hw_kind kind;
 	struct htw *h;
-	struct htw_table *t;
+	struct htw_table2 *t;
 	int fd, ep;
 	uint64_t *last;		/* the lazy idiom: the last activity */
 	uint64_t now;		/* the batch's, for the completions */
@@ -105,21 +105,21 @@ static void table_fill(struct churn_impl *im, const struct churn *ch, uint64_t n
 	err = htw_open(&w->h, NULL);
 	if (err)
 		fail_errno("htw_open", err);
-	err = htw_table_setup(w->h, ch->n, 0, &w->t);
+	err = htw_table2_create(w->h, ch->n, 0, &w->t);
 	if (err)
-		fail_errno("htw_table_setup", err);
+		fail_errno("htw_table2_create", err);
 	w->last = xcalloc(ch->n, sizeof(*w->last));
 	for (i = 0; i < ch->n; i++) {
 		uint64_t d = now + churn_first(ch, i);
 
 		w->last[i] = d - ch->period;
-		if (htw_table_arm(w->t, i, d, i) < 0)
-			churn_fail("htw_table_arm");
+		if (htw_table2_arm(w->t, i, d, NULL) < 0)
+			churn_fail("htw_table2_arm");
 	}
 	/* The population taken in before the window. */
-	if (htw_table_enter(w->t) < 0)
-		churn_fail("htw_table_enter");
-	w->ep = epoll_with(htw_fd(w->h));
+	if (htw_table2_enter(w->t) < 0)
+		churn_fail("htw_table2_enter");
+	w->ep = epoll_with(w->t->fd);
 	w->enters = table_enters;
 }
 
@@ -128,7 +128,7 @@ static void table_empty(struct churn_impl *im, const struct churn *ch)
 	struct hw *w = im->ctx;
 
 	(void)ch;
-	htw_table_close(w->t);
+	htw_table2_close(w->t);
 	htw_close(w->h);
 	close(w->ep);
 	free(w->last);
@@ -136,8 +136,8 @@ static void table_empty(struct churn_impl *im, const struct churn *ch)
 
 static void table_rearm_at(struct hw *w, uint32_t s, uint64_t d)
 {
-	if (htw_table_arm(w->t, s, d, s) < 0)
-		churn_fail("htw_table_arm");
+	if (htw_table2_arm(w->t, s, d, NULL) < 0)
+		churn_fail("htw_table2_arm");
 }
 
 /*
@@ -146,7 +146,7 @@ static void table_rearm_at(struct hw *w, uint32_t s, uint64_t d)
  * lazy idiom's first looking whether it was active since.
  */
 static void table_completion(struct hw *w, const struct churn *ch,
-			     const struct htw_table_cqe *e, struct churn_count *cnt)
+			     const struct htw_table2_cqe *e, struct churn_count *cnt)
 {
 	uint32_t s = e->slot;
 	uint64_t d;
@@ -157,7 +157,7 @@ static void table_completion(struct hw *w, const struct churn *ch,
 	switch (w->kind) {
 	case HW_TABLE_MOVE:
 		/* Moved since it fired: armed again already. */
-		if (__atomic_load_n(&w->t->slots[s].deadline_ns, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&w->t->slots[s].seq, __ATOMIC_RELAXED) & HTW_TABLE2_ARMED)
 			return;
 		cnt->timeouts++;
 		table_rearm_at(w, s, w->now + ch->period);
@@ -187,15 +187,15 @@ static void table_completion(struct hw *w, const struct churn *ch,
 static void table_pass(struct hw *w, const struct churn *ch, struct churn_count *cnt)
 {
 	uint32_t budget = w->t->cq_mask + 1;
-	struct htw_table_cqe *e;
+	struct htw_table2_cqe *e;
 	int k, j;
 
-	while (budget && (k = htw_table_peek(w->t, &e)) > 0) {
+	while (budget && (k = htw_table2_peek(w->t, &e)) > 0) {
 		if ((uint32_t)k > budget)
 			k = budget;
 		for (j = 0; j < k; j++)
 			table_completion(w, ch, &e[j], cnt);
-		htw_table_advance(w->t, k);
+		htw_table2_advance(w->t, k);
 		budget -= k;
 	}
 	loop_pass(w, cnt);
@@ -212,7 +212,7 @@ static void table_churn(struct churn_impl *im, const struct churn *ch,
 	for (j = 0; j < k; j++) {
 		uint32_t s = pick[j];
 
-		if (htw_table_cancel(w->t, s))
+		if (htw_table2_cancel(w->t, s))
 			cnt->pending++;
 		else
 			cnt->fired++;
@@ -232,9 +232,9 @@ static void table_move(struct churn_impl *im, const struct churn *ch,
 
 	w->now = now;
 	for (j = 0; j < k; j++) {
-		r = htw_table_rearm(w->t, pick[j], now + ch->period);
+		r = htw_table2_arm(w->t, pick[j], now + ch->period, NULL);
 		if (r < 0)
-			churn_fail("htw_table_rearm");
+			churn_fail("htw_table2_arm");
 		if (r)
 			cnt->pending++;
 		else
@@ -267,8 +267,8 @@ static void table_flush(struct churn_impl *im, const struct churn *ch,
 	struct hw *w = im->ctx;
 
 	(void)ch;
-	if (htw_table_enter(w->t) < 0)
-		churn_fail("htw_table_enter");
+	if (htw_table2_enter(w->t) < 0)
+		churn_fail("htw_table2_enter");
 	cnt->calls += table_enters - w->enters;
 }
 
@@ -509,7 +509,7 @@ static void meta_rows(void)
 		 (unsigned long long)(CHURN_T_NS / NSEC_PER_MSEC), CHURN_BATCH,
 		 (unsigned long long)(CHURN_WINDOW_NS / NSEC_PER_MSEC));
 	put_meta("churn table",
-		 "driven through libhtwheel's public calls (htw_table_cancel, htw_table_arm, htw_table_rearm, htw_table_peek, htw_table_advance, htw_table_enter); system calls: its doorbells (htw_table_enter, counted by a link-time wrapper, no clock read) and the loop's epoll_wait");
+		 "driven through libhtwheel's public calls (htw_table2_cancel, htw_table2_arm, htw_table2_peek, htw_table2_advance, htw_table2_enter) on a version 2 table; system calls: its doorbells (htw_table2_enter, counted by a link-time wrapper, no clock read) and the loop's epoll_wait");
 }
 
 /* The request-deadline churn at N pending. */
@@ -523,7 +523,7 @@ static void churn_size(unsigned long n)
 	unsigned int nc = 0, i;
 
 	churn_init(&ch, n, CHURN_T_NS, CHURN_WINDOW_NS, ub_seed());
-	add(c, &nc, &s[nc], &ch, hw_new(HW_TABLE_CHURN), "churn, table htw_table_cancel+htw_table_arm");
+	add(c, &nc, &s[nc], &ch, hw_new(HW_TABLE_CHURN), "churn, table htw_table2_cancel+htw_table2_arm");
 	add(c, &nc, &s[nc], &ch, hw_new(HW_HANDLES), "churn, handle timers 1024 per ioctl");
 	add(c, &nc, &s[nc], &ch, churn_peer_new(CP_EV_CHURN), NULL);
 	add(c, &nc, &s[nc], &ch, churn_peer_new(CP_UV_CHURN), NULL);
@@ -548,7 +548,7 @@ static void idle_size(unsigned long n)
 	unsigned int nc = 0, i;
 
 	churn_init(&ch, n, CHURN_T_NS, CHURN_WINDOW_NS, ub_seed());
-	add(c, &nc, &s[nc], &ch, hw_new(HW_TABLE_MOVE), "idle re-arm, table move (htw_table_rearm)");
+	add(c, &nc, &s[nc], &ch, hw_new(HW_TABLE_MOVE), "idle re-arm, table move (htw_table2_arm)");
 	add(c, &nc, &s[nc], &ch, hw_new(HW_TABLE_LAZY),
 	    "idle re-arm, table lazy (store the activity, re-check on expiry)");
 	add(c, &nc, &s[nc], &ch, churn_peer_new(CP_EV_AGAIN), NULL);

@@ -63,7 +63,7 @@ struct conn {
 	/* the table: slot i is connection i's timeout */
 	struct ub_table tb;
 	uint64_t now;			/* the loop round's time, as libev's ev_now() */
-	unsigned long enters;		/* HTW_IOC_TABLE_ENTER calls in the window */
+	unsigned long enters;		/* HTW_IOC_TABLE2_ENTER calls in the window */
 };
 
 /* ---- htwheel: cancel + schedule, flushed once per loop round ---- */
@@ -524,7 +524,7 @@ static void print_conn_table(const char *section, const char *kase,
 	const struct conn *k = c->ctx;
 	char key[256];
 
-	snprintf(key, sizeof(key), "%s: HTW_IOC_TABLE_ENTER calls", kase);
+	snprintf(key, sizeof(key), "%s: HTW_IOC_TABLE2_ENTER calls", kase);
 	put_sample(section, key, n, c->who, "syscalls", k->enters / c->ops);
 }
 
@@ -599,7 +599,7 @@ int bench_conn(const char *sizes)
 	put_meta("conn libev",
 		 "ev_timer_again on activity, ev_timer_stop + ev_timer_start on close; its loop sleeps in epoll_wait with the heap's first timeout");
 	put_meta("conn htwheel table",
-		 "a slot per connection, deadlines from the loop round's time (as libev's ev_now()): activity moves it later with one exchange, no system call; a close cancels it (exchange) and the new connection arms it (exchange + submission; HTW_IOC_TABLE_ENTER only if earlier than the kernel's next look, or the ring is full); expiries from the completion ring, after ppoll as the htwheel variant; ': system calls' counts them all, the loop's ppoll waits included; ': HTW_IOC_TABLE_ENTER calls' the table's own, which a server waiting on its sockets anyway would add to that wait");
+		 "a slot per connection, deadlines from the loop round's time (as libev's ev_now()): activity moves it later with one exchange, no system call; a close cancels it (exchange) and the new connection arms it (exchange + submission; HTW_IOC_TABLE2_ENTER only if earlier than the kernel's next look, the ring is never full); expiries from the completion ring, after ppoll as the htwheel variant; ': system calls' counts them all, the loop's ppoll waits included; ': HTW_IOC_TABLE2_ENTER calls' the table's own, which a server waiting on its sockets anyway would add to that wait");
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		conn_size(strtoul(tok, NULL, 0));
 	free(list);

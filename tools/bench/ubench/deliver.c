@@ -162,12 +162,16 @@ static unsigned long consume_timerfd(struct deliver *d)
 /* The records of a batch, timestamped as read() records are. */
 static void take_cqes(struct deliver *d, uint32_t head, uint32_t tail)
 {
+	const struct htw_table2_cqe *e;
 	uint64_t now = mono();
 
 	for (; head != tail; head++) {
 		if (d->got == d->n)
 			table_fail("more records than slots armed");
-		d->late[d->got] = table_cqe(&d->tb, head)->deadline_ns;
+		e = table_cqe(&d->tb, head);
+		if (e->slot >= d->n)
+			table_fail("a record for a slot out of range");
+		d->late[d->got] = d->deadline[e->slot];
 		d->seen[d->got++] = now;
 	}
 	table_cq_release(&d->tb, tail);

@@ -215,7 +215,7 @@ static double vmalloc_used(void)
 }
 
 /*
- * The slab objects that come with HTW_IOC_TABLE_SETUP (its kernel timers,
+ * The slab objects that come with HTW_IOC_TABLE2_CREATE (its kernel timers,
  * taken all at once) and the mapping; arming the slots allocates nothing,
  * but they are armed an hour away before the count, as the other
  * contenders' timers are.
@@ -234,7 +234,7 @@ static void mem_table(struct mem *m)
 	err = table_setup(&t, fd, m->n);
 	if (err) {
 		errno = -err;
-		die("HTW_IOC_TABLE_SETUP");
+		die("HTW_IOC_TABLE2_CREATE");
 	}
 	base = mono() + 3600 * NSEC_PER_SEC;
 	for (i = 0; i < m->n; i++)
@@ -418,7 +418,7 @@ void bench_mem_table(unsigned long n)
 	unsigned int i;
 
 	put_meta("table memory counted",
-		 "per slot: mmap_size / entries (the shared pages, vmalloc'ed: header, slots, both rings at their power-of-two sizes) + the slab objects' growth across HTW_IOC_TABLE_SETUP and the arming (mem's count: the caches that grew by an object per 1024 slots, i.e. the htw_timer chunks the table's timers come from; at small N the table's fixed parts, its wheel and struct htw_table, pass that bar too and are spread over the slots); VmallocUsed's growth is printed beside as a check on the shared pages");
+		 "per slot: mmap_size / entries (the shared pages, vmalloc'ed: header, slots, the submission ring at its power-of-two size, the completion ring an eighth of it, 256 at least) + the slab objects' growth across HTW_IOC_TABLE2_CREATE and the arming (mem's count: the caches that grew by an object per 1024 slots, i.e. the htw_timer chunks the table's timers come from; at small N the table's fixed parts, its wheel and struct htw_table, pass that bar too and are spread over the slots); VmallocUsed's growth is printed beside as a check on the shared pages");
 	put_meta("memcg",
 		 "memory as charged: memory.current of a fresh cgroup v2 (memory controller) the program moves into, before and after opening the file and arming the N timers (handle timers) or setting the table up and arming its N slots: slab objects, the wheel's buckets, the table's pages, page tables, whatever is charged; on one CPU, whose stock of pre-charged pages is returned before the read; no sample where cgroup v2's memory controller is not to be had");
 	for (i = 0; i < 4; i++) {

@@ -312,7 +312,7 @@ void bench_sched_table(unsigned long n)
 		return;
 	}
 	put_meta("table arm+cancel",
-		 "deadlines now + log-uniform 8.6 s..73 min, the libuv and libev timers' delays: nothing fires; system calls: the HTW_IOC_TABLE_ENTER calls, the one that takes the last submissions in before the window closes included");
+		 "deadlines now + log-uniform 8.6 s..73 min, the libuv and libev timers' delays: nothing fires; system calls: the HTW_IOC_TABLE2_ENTER calls, the one that takes the last submissions in before the window closes included");
 	sched_setup(&s, n);
 	c[0] = (struct contender){ .who = "htwheel", .kase = "table arm+cancel",
 				   .run = run_table, .ctx = &tc };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The shared timer table beside the peers of each workload: arm+cancel
+ * The timer table (version 2) beside the peers of each workload: arm+cancel
  * (sched.c), re-arm later (rearm.c), expiry through the completion ring
  * (deliver.c) and memory per timer (mem.c), each section measured as the
  * others of its workload; the idle-timeout variant is one of conn.c's.
@@ -31,17 +31,16 @@ static void table_map(struct ub_table *t)
 	if (mem == MAP_FAILED)
 		die("mmap htwheel table");
 	t->mem = mem;
-	t->hdr = (struct htw_table_header *)mem;
-	t->slot = (struct htw_table_slot *)(mem + t->ts.slots_off);
+	t->hdr = (struct htw_table2_header *)mem;
+	t->slot = (struct htw_table2_slot *)(mem + t->ts.slots_off);
 	t->sq = (uint32_t *)(mem + t->ts.sq_off);
-	t->cq = (const struct htw_table_cqe *)(mem + t->ts.cq_off);
+	t->cq = (const struct htw_table2_cqe *)(mem + t->ts.cq_off);
 	t->sq_mask = t->ts.sq_entries - 1;
 	t->cq_mask = t->ts.cq_entries - 1;
 	if (t->hdr->sq_mask != t->sq_mask || t->hdr->cq_mask != t->cq_mask ||
 	    t->hdr->entries != t->ts.entries)
-		table_fail("the header's geometry is not HTW_IOC_TABLE_SETUP's");
+		table_fail("the header's geometry is not HTW_IOC_TABLE2_CREATE's");
 	t->sq_tail = t->hdr->sq_tail;
-	t->sq_room = t->sq_tail + t->sq_mask + 1;
 	t->cq_head = t->hdr->cq_head;
 }
 
@@ -50,12 +49,13 @@ int table_setup(struct ub_table *t, int fd, uint32_t entries)
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	t->fd = fd;
+	t->dev = fd;
 	t->ts.entries = entries;
-	if (ioctl(fd, HTW_IOC_TABLE_SETUP, &t->ts)) {
+	t->fd = ioctl(fd, HTW_IOC_TABLE2_CREATE, &t->ts);
+	if (t->fd < 0) {
 		err = errno;
 		close(fd);
-		t->fd = -1;
+		t->dev = -1;
 		return -err;
 	}
 	table_map(t);
@@ -73,7 +73,8 @@ void table_close(struct ub_table *t)
 		return;
 	munmap(t->mem, t->ts.mmap_size);
 	close(t->fd);
-	t->fd = -1;
+	close(t->dev);
+	t->fd = t->dev = -1;
 }
 
 /*
@@ -82,12 +83,9 @@ void table_close(struct ub_table *t)
  */
 void table_enter(struct ub_table *t)
 {
-	if (ioctl(t->fd, HTW_IOC_TABLE_ENTER, 0) < 0)
-		die("HTW_IOC_TABLE_ENTER");
+	if (ioctl(t->fd, HTW_IOC_TABLE2_ENTER, 0) < 0)
+		die("HTW_IOC_TABLE2_ENTER");
 	t->enters++;
-	/* It took the ring in, up to our tail: room for a whole ring again. */
-	t->sq_room = __atomic_load_n(&t->hdr->sq_head, __ATOMIC_ACQUIRE) +
-		     t->sq_mask + 1;
 }
 
 /*
@@ -105,7 +103,7 @@ void table_disarm_all(struct ub_table *t)
 	table_cq_release(t, table_cq_tail(t));
 }
 
-/* Whether this htwheel.ko has tables, and HTW_IOC_TABLE_SETUP works here. */
+/* Whether this htwheel.ko has tables, and HTW_IOC_TABLE2_CREATE works here. */
 static int table_probe(void)
 {
 	struct ub_table t;
@@ -135,15 +133,15 @@ int bench_table(const char *sizes)
 	meta_run("table");
 	err = table_probe();
 	if (err) {
-		put_meta("not run", "shared timer table: HTW_IOC_TABLE_SETUP: %s",
+		put_meta("not run", "timer table: HTW_IOC_TABLE2_CREATE: %s",
 			 strerror(-err));
 		free(list);
 		return 0;
 	}
 	put_meta("table",
-		 "the protocol of the uapi header, written out in the bench (not libhtwheel's calls): arm or move = exchange of the slot's deadline; if the slot was disarmed or the deadline is earlier, its number on the submission ring (release store of sq_tail), a full fence, and HTW_IOC_TABLE_ENTER only if the deadline is before next_wakeup_ns or the ring is full; cancel = exchange with 0; completions read with an acquire of cq_tail, released with a release store of cq_head");
+		 "the version 2 protocol of the uapi header, written out in the bench (not libhtwheel's calls): arm or move = the deadline in the next generation's half, then one exchange of the slot's seq to that generation armed; if the slot was not armed or the deadline is earlier, its number on the submission ring once until taken in (release store of sq_tail), and HTW_IOC_TABLE2_ENTER only if the deadline is before next_wakeup_ns; cancel = exchange of seq to the next generation disarmed; 16-byte completions read with an acquire of cq_tail, released with a release store of cq_head");
 	put_meta("table system calls",
-		 "the HTW_IOC_TABLE_ENTER calls made, and the waits (poll) where a consumer sleeps");
+		 "the HTW_IOC_TABLE2_ENTER calls made, and the waits (poll) where a consumer sleeps");
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		table_size(strtoul(tok, NULL, 0));
 	free(list);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The shared timer table of /dev/htwheel (HTW_FEATURE_TABLE), its user
- * side written out here as the uapi header prescribes it rather than
+ * The timer table of /dev/htwheel, version 2 (HTW_IOC_TABLE2_CREATE), its
+ * user side written out here as the uapi header prescribes it rather than
  * taken from libhtwheel: the bench then times exactly the exchanges,
  * stores and fences of the protocol, and what a library adds is not in
  * the figures.  One thread per table: both rings have a single producer
@@ -13,21 +13,21 @@
 #include "ubench.h"
 
 struct ub_table {
-	int fd;
-	struct htw_table_setup ts;
+	int dev;		/* the device file the table was made on */
+	int fd;			/* the table's own descriptor */
+	struct htw_table2_setup ts;
 	void *mem;
-	struct htw_table_header *hdr;
-	struct htw_table_slot *slot;
+	struct htw_table2_header *hdr;
+	struct htw_table2_slot *slot;
 	uint32_t *sq;
-	const struct htw_table_cqe *cq;
+	const struct htw_table2_cqe *cq;
 	uint32_t sq_mask, cq_mask;
 	uint32_t sq_tail;	/* ours; the header's copy is published */
-	uint32_t sq_room;	/* sq_tail may reach this before the ring is full */
 	uint32_t cq_head;	/* ours; the header's copy is published */
-	unsigned long enters;	/* HTW_IOC_TABLE_ENTER calls made */
+	unsigned long enters;	/* HTW_IOC_TABLE2_ENTER calls made */
 };
 
-/* 0, or -errno of HTW_IOC_TABLE_SETUP (say EDQUOT) with @fd closed. */
+/* 0, or -errno of HTW_IOC_TABLE2_CREATE (say EDQUOT) with @fd closed. */
 int table_setup(struct ub_table *t, int fd, uint32_t entries);
 int table_open(struct ub_table *t, uint32_t entries, int flags);
 void table_close(struct ub_table *t);
@@ -36,56 +36,66 @@ void table_disarm_all(struct ub_table *t);
 void table_fail(const char *what) __attribute__((noreturn));
 
 /*
- * The head the kernel published is read only when our tail has caught up
- * with what it allowed: one shared line read per ring, not per push.
+ * A slot is in the ring at most once until the kernel takes it in
+ * (@queued), and the ring has an entry for every slot: it is never full.
  */
-static inline void table_make_room(struct ub_table *t)
-{
-	while (t->sq_tail == t->sq_room) {
-		/* It read the entries before it moved its head: pairs with its release. */
-		t->sq_room = __atomic_load_n(&t->hdr->sq_head, __ATOMIC_ACQUIRE) +
-			     t->sq_mask + 1;
-		if (t->sq_tail == t->sq_room)
-			table_enter(t);
-	}
-}
-
 static inline void table_push(struct ub_table *t, uint32_t slot)
 {
-	table_make_room(t);
+	__atomic_store_n(&t->slot[slot].queued, 1, __ATOMIC_RELAXED);
 	t->sq[t->sq_tail & t->sq_mask] = slot;
 	/* The entry before the tail: pairs with the kernel's acquire of sq_tail. */
 	__atomic_store_n(&t->hdr->sq_tail, ++t->sq_tail, __ATOMIC_RELEASE);
 }
 
-/*
- * Arm slot @s for deadline @d, or move it there.  Returns the old
- * deadline: 0 when the slot was disarmed (never armed, cancelled, or
- * fired with its record in the completion ring or read).
- */
-static inline uint64_t table_arm(struct ub_table *t, uint32_t s, uint64_t d)
+static inline int table_queued(const struct ub_table *t, uint32_t s)
 {
-	uint64_t old = __atomic_exchange_n(&t->slot[s].deadline_ns, d, __ATOMIC_SEQ_CST);
-
-	/* Later: the kernel reads the slot again when the old deadline is due. */
-	if (old && d >= old)
-		return old;
-	table_push(t, s);
-	/*
-	 * Our tail before its time: the kernel writes next_wakeup_ns, then
-	 * a full barrier, then reads the tail; either it sees the
-	 * submission at that run, or we see the run's time here.
-	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (d < __atomic_load_n(&t->hdr->next_wakeup_ns, __ATOMIC_RELAXED))
-		table_enter(t);
-	return old;
+	return __atomic_load_n(&t->slot[s].queued, __ATOMIC_RELAXED);
 }
 
-/* Nonzero: cancelled, no record will come; 0: it had fired, or was not armed. */
-static inline uint64_t table_cancel(struct ub_table *t, uint32_t s)
+/*
+ * Arm slot @s for deadline @d, or move it there, by the uapi header's
+ * steps: a new generation, one exchange.  Returns 1 if the slot was armed
+ * (that arming is replaced), 0 if not (never armed, cancelled, or fired).
+ */
+static inline int table_arm(struct ub_table *t, uint32_t s, uint64_t d)
 {
-	return __atomic_exchange_n(&t->slot[s].deadline_ns, 0, __ATOMIC_SEQ_CST);
+	struct htw_table2_slot *sl = &t->slot[s];
+	uint64_t seq = __atomic_load_n(&sl->seq, __ATOMIC_RELAXED);
+	uint64_t g = (seq >> 1) + 1, old;
+	int need = !(seq & HTW_TABLE2_ARMED) ||
+		   d < __atomic_load_n(&sl->deadline_ns[(g - 1) & 1], __ATOMIC_RELAXED);
+
+	__atomic_store_n(&sl->deadline_ns[g & 1], d, __ATOMIC_RELAXED);
+	if (need && !table_queued(t, s))
+		table_push(t, s);
+	old = __atomic_exchange_n(&sl->seq, g << 1 | HTW_TABLE2_ARMED, __ATOMIC_SEQ_CST);
+	if (!(old & HTW_TABLE2_ARMED))
+		need = 1;
+	/* Later: the kernel reads the slot again when the old deadline is due. */
+	if (!need)
+		return 1;
+	if (!table_queued(t, s)) {
+		table_push(t, s);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	/*
+	 * Our tail before its time (the exchange, or the fence, between):
+	 * the kernel writes next_wakeup_ns, a full barrier, then reads the
+	 * tail; either it sees the submission at that run, or we see the
+	 * run's time here.
+	 */
+	if (d < __atomic_load_n(&t->hdr->next_wakeup_ns, __ATOMIC_RELAXED))
+		table_enter(t);
+	return !!(old & HTW_TABLE2_ARMED);
+}
+
+/* 1: cancelled, no record will come; 0: it had fired, or was not armed. */
+static inline int table_cancel(struct ub_table *t, uint32_t s)
+{
+	uint64_t g = (__atomic_load_n(&t->slot[s].seq, __ATOMIC_RELAXED) >> 1) + 1;
+
+	return !!(__atomic_exchange_n(&t->slot[s].seq, g << 1, __ATOMIC_SEQ_CST) &
+		  HTW_TABLE2_ARMED);
 }
 
 /* The records before it are written: pairs with the kernel's release. */
@@ -94,8 +104,8 @@ static inline uint32_t table_cq_tail(const struct ub_table *t)
 	return __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE);
 }
 
-static inline const struct htw_table_cqe *table_cqe(const struct ub_table *t,
-						    uint32_t i)
+static inline const struct htw_table2_cqe *table_cqe(const struct ub_table *t,
+						     uint32_t i)
 {
 	return &t->cq[i & t->cq_mask];
 }
@@ -107,10 +117,14 @@ static inline void table_cq_release(struct ub_table *t, uint32_t head)
 	__atomic_store_n(&t->hdr->cq_head, head, __ATOMIC_RELEASE);
 }
 
-/* The slot's deadline now: 0 once it fired or was cancelled. */
+/* The slot's deadline if it is armed now; 0 once it fired or was cancelled. */
 static inline uint64_t table_deadline(const struct ub_table *t, uint32_t s)
 {
-	return __atomic_load_n(&t->slot[s].deadline_ns, __ATOMIC_RELAXED);
+	uint64_t seq = __atomic_load_n(&t->slot[s].seq, __ATOMIC_RELAXED);
+
+	if (!(seq & HTW_TABLE2_ARMED))
+		return 0;
+	return __atomic_load_n(&t->slot[s].deadline_ns[(seq >> 1) & 1], __ATOMIC_RELAXED);
 }
 
 #endif
