@@ -15,12 +15,13 @@
  * shared table and must end exactly once too.  Deliberately invalid calls
  * are mixed in and must fail with their documented errno, changing nothing.
  *
- * Each owned file also has a shared timer table (HTW_FEATURE_TABLE) whose
- * slots the thread arms, moves later and earlier, and cancels by the
+ * Each owned file also makes a timer table (version 2, HTW_FEATURE_TABLE)
+ * whose slots the thread arms, moves later and earlier, and cancels by the
  * documented protocol while it consumes the completion ring and feeds the
- * submission ring garbage: every arming must end exactly once (a record,
- * or a cancel that returned its deadline), no record may come before the
- * deadline it reports, and a slot fires only with a deadline it held.
+ * submission ring garbage: every arming (a generation) must end exactly
+ * once (a record of that generation, or an arm or cancel whose exchange
+ * found it armed), no record may be read before its arming's deadline,
+ * and the submission ring never fills.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -56,21 +57,28 @@ struct model_timer {
 
 #define TABLE_SLOTS	32
 
-/* A slot of the owned file's table, as the thread knows it. */
+/*
+ * A slot of the owned file's table (version 2), as the thread knows it:
+ * the generation it stored last, that arming's deadline (0 disarmed), and
+ * the armings it learnt the kernel fired, whose records are still due.
+ */
+#define FIRED_MAX	16
+
 struct model_slot {
-	uint64_t deadline;	/* the value stored last, 0 disarmed */
-	uint64_t min_deadline;	/* the earliest deadline this arming had */
+	uint64_t gen, deadline;
+	uint64_t fired_gen[FIRED_MAX], fired_deadline[FIRED_MAX];
+	unsigned int nfired;
 	uint64_t armings, ended;
-	uint32_t unconsumed;	/* armings the kernel claimed, records unread */
 };
 
 struct fuzz_table {
-	struct htw_table_setup ts;
+	int fd;				/* the table's own descriptor */
+	struct htw_table2_setup ts;
 	void *map;
-	struct htw_table_header *hdr;
-	struct htw_table_slot *slots;
+	struct htw_table2_header *hdr;
+	struct htw_table2_slot *slots;
 	uint32_t *sq;
-	struct htw_table_cqe *cq;
+	struct htw_table2_cqe *cq;
 	struct model_slot s[TABLE_SLOTS];
 };
 
@@ -345,12 +353,13 @@ static void table_open(struct fuzz_thread *th)
 
 	memset(tb, 0, sizeof(*tb));
 	tb->ts.entries = TABLE_SLOTS;
-	if (ioctl(th->fd, HTW_IOC_TABLE_SETUP, &tb->ts)) {
-		VIOLATION(th, "table setup: %s", strerror(errno));
+	tb->fd = ioctl(th->fd, HTW_IOC_TABLE2_CREATE, &tb->ts);
+	if (tb->fd < 0) {
+		VIOLATION(th, "table create: %s", strerror(errno));
 		exit(1);
 	}
 	tb->map = mmap(NULL, tb->ts.mmap_size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED, th->fd, 0);
+		       MAP_SHARED, tb->fd, 0);
 	if (tb->map == MAP_FAILED) {
 		VIOLATION(th, "table mmap: %s", strerror(errno));
 		exit(1);
@@ -364,66 +373,135 @@ static void table_open(struct fuzz_thread *th)
 static void table_close(struct fuzz_thread *th)
 {
 	munmap(th->tb.map, th->tb.ts.mmap_size);
+	close(th->tb.fd);
 }
 
-static void table_push(struct fuzz_thread *th, uint32_t slot, uint64_t d)
+static void table_enter(struct fuzz_thread *th)
+{
+	if (ioctl(th->tb.fd, HTW_IOC_TABLE2_ENTER, 0) < 0 && errno != EINTR)
+		VIOLATION(th, "table enter: %s", strerror(errno));
+}
+
+static void table_submit(struct fuzz_thread *th, uint32_t slot)
 {
 	struct fuzz_table *tb = &th->tb;
 	uint32_t tail = tb->hdr->sq_tail;
 
+	/* Never full: a slot is in the ring at most once until taken in. */
 	if (tail - __atomic_load_n(&tb->hdr->sq_head, __ATOMIC_ACQUIRE) >
-	    tb->ts.sq_entries - 1 && ioctl(th->fd, HTW_IOC_TABLE_ENTER, 0) < 0)
-		VIOLATION(th, "table enter: %s", strerror(errno));
+	    tb->ts.sq_entries - 1)
+		VIOLATION(th, "submission ring full at slot %u", slot);
+	__atomic_store_n(&tb->slots[slot].queued, 1, __ATOMIC_RELAXED);
 	tb->sq[tail & (tb->ts.sq_entries - 1)] = slot;
 	__atomic_store_n(&tb->hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (d < __atomic_load_n(&tb->hdr->next_wakeup_ns, __ATOMIC_RELAXED) &&
-	    ioctl(th->fd, HTW_IOC_TABLE_ENTER, 0) < 0)
-		VIOLATION(th, "table enter: %s", strerror(errno));
+}
+
+/*
+ * The exchange a slot's arm or cancel made returned @old: the generation
+ * the model stored last, armed if the model's arming had not ended.  If
+ * the kernel fired it meanwhile, its record is due.
+ */
+static void table_exchanged(struct fuzz_thread *th, uint32_t slot, uint64_t old)
+{
+	struct model_slot *m = &th->tb.s[slot];
+
+	if (old >> 1 != m->gen)
+		VIOLATION(th, "slot %u at generation %llu, not %llu", slot,
+			  (unsigned long long)(old >> 1), (unsigned long long)m->gen);
+	if (old & HTW_TABLE2_ARMED) {
+		if (!m->deadline)
+			VIOLATION(th, "slot %u armed, though disarmed here", slot);
+		m->ended++;		/* replaced or cancelled: no record */
+	} else if (m->deadline && m->nfired < FIRED_MAX) {
+		m->fired_gen[m->nfired] = m->gen;
+		m->fired_deadline[m->nfired++] = m->deadline;
+	} else if (m->deadline) {
+		VIOLATION(th, "slot %u: more than %d records due", slot, FIRED_MAX);
+	}
 }
 
 /* Arm or move a slot: short, long, or in the past; earlier or later. */
 static void table_arm(struct fuzz_thread *th)
 {
 	uint32_t slot = rnd(th) % TABLE_SLOTS;
+	struct htw_table2_slot *s = &th->tb.slots[slot];
 	struct model_slot *m = &th->tb.s[slot];
-	uint64_t now = htw_test_now(CLOCK_MONOTONIC), d, old;
+	uint64_t now = htw_test_now(CLOCK_MONOTONIC), d, old, g;
+	int need;
 
+	if (m->nfired == FIRED_MAX)
+		return;		/* its records first */
 	d = rnd(th) % 8 ? now + rnd(th) % (20 * MS) : now + rnd(th) % (3000 * MS);
 	if (rnd(th) % 16 == 0)
 		d = 1 + rnd(th) % now;	/* already due */
-	old = __atomic_exchange_n(&th->tb.slots[slot].deadline_ns, d,
-				  __ATOMIC_SEQ_CST);
-	if (!old) {
-		/* Armed as far as we knew: the kernel claimed it. */
-		m->unconsumed += m->deadline != 0;
-		m->armings++;
-		m->min_deadline = d;
-	} else if (d < m->min_deadline) {
-		m->min_deadline = d;
-	}
-	if (old && old != m->deadline)
-		VIOLATION(th, "slot %u held %llu, not %llu", slot,
-			  (unsigned long long)old, (unsigned long long)m->deadline);
+	g = m->gen + 1;
+	need = !m->deadline || d < m->deadline;
+	__atomic_store_n(&s->deadline_ns[g & 1], d, __ATOMIC_RELAXED);
+	if (need && !__atomic_load_n(&s->queued, __ATOMIC_RELAXED))
+		table_submit(th, slot);
+	old = __atomic_exchange_n(&s->seq, g << 1 | HTW_TABLE2_ARMED, __ATOMIC_SEQ_CST);
+	table_exchanged(th, slot, old);
+	if (!(old & HTW_TABLE2_ARMED))
+		need = 1;
+	m->gen = g;
 	m->deadline = d;
-	if (!old || d < old)
-		table_push(th, slot, d);
+	m->armings++;
+	if (!need)
+		return;
+	if (!__atomic_load_n(&s->queued, __ATOMIC_RELAXED)) {
+		table_submit(th, slot);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	}
+	if (d < __atomic_load_n(&th->tb.hdr->next_wakeup_ns, __ATOMIC_RELAXED))
+		table_enter(th);
 }
 
 static void table_cancel(struct fuzz_thread *th, uint32_t slot)
 {
 	struct model_slot *m = &th->tb.s[slot];
-	uint64_t old = __atomic_exchange_n(&th->tb.slots[slot].deadline_ns, 0,
-					   __ATOMIC_SEQ_CST);
+	uint64_t g = m->gen + 1, old;
 
-	if (old && old != m->deadline)
-		VIOLATION(th, "cancel: slot %u held %llu, not %llu", slot,
-			  (unsigned long long)old, (unsigned long long)m->deadline);
-	if (old)
-		m->ended++;
-	else
-		m->unconsumed += m->deadline != 0;
+	if (m->nfired == FIRED_MAX)
+		return;
+	old = __atomic_exchange_n(&th->tb.slots[slot].seq, g << 1, __ATOMIC_SEQ_CST);
+	table_exchanged(th, slot, old);
+	m->gen = g;
 	m->deadline = 0;
+}
+
+/*
+ * A record of @slot's generation @gen, read at @now: the model's current
+ * arming (now ended), or one it learnt had fired; never early.
+ */
+static void table_record(struct fuzz_thread *th, const struct htw_table2_cqe *e,
+			 uint64_t now)
+{
+	struct model_slot *m = &th->tb.s[e->slot];
+	uint64_t deadline = 0;
+	unsigned int i;
+
+	if (m->deadline && e->gen == m->gen) {
+		deadline = m->deadline;
+		m->deadline = 0;
+	} else {
+		for (i = 0; i < m->nfired && m->fired_gen[i] != e->gen; i++)
+			;
+		if (i == m->nfired) {
+			VIOLATION(th, "record of slot %u generation %llu, which was not armed",
+				  e->slot, (unsigned long long)e->gen);
+			return;
+		}
+		deadline = m->fired_deadline[i];
+		m->fired_gen[i] = m->fired_gen[--m->nfired];
+		m->fired_deadline[i] = m->fired_deadline[m->nfired];
+	}
+	m->ended++;
+	if (m->ended > m->armings)
+		VIOLATION(th, "slot %u: %llu endings of %llu armings", e->slot,
+			  (unsigned long long)m->ended, (unsigned long long)m->armings);
+	if (now < deadline)
+		VIOLATION(th, "slot %u fired early: deadline %llu, read at %llu",
+			  e->slot, (unsigned long long)deadline, (unsigned long long)now);
 }
 
 /* Consume every record: each ends one arming, none before its deadline. */
@@ -435,35 +513,12 @@ static void table_consume(struct fuzz_thread *th)
 	uint64_t now = htw_test_now(CLOCK_MONOTONIC);
 
 	for (; head != tail; head++) {
-		struct htw_table_cqe e = tb->cq[head & (tb->ts.cq_entries - 1)];
-		struct model_slot *m;
+		struct htw_table2_cqe e = tb->cq[head & (tb->ts.cq_entries - 1)];
 
-		if (e.slot >= TABLE_SLOTS) {
-			VIOLATION(th, "record of slot %u", e.slot);
-			continue;
-		}
-		m = &tb->s[e.slot];
-		m->ended++;
-		if (m->ended > m->armings)
-			VIOLATION(th, "slot %u: %llu endings of %llu armings", e.slot,
-				  (unsigned long long)m->ended,
-				  (unsigned long long)m->armings);
-		if (e.expired_ns < e.deadline_ns || now < e.deadline_ns)
-			VIOLATION(th, "slot %u fired early: deadline %llu expired %llu",
-				  e.slot, (unsigned long long)e.deadline_ns,
-				  (unsigned long long)e.expired_ns);
-		if (m->unconsumed) {
-			m->unconsumed--;	/* an arming known to have ended */
-			continue;
-		}
-		/* The current arming: it held that deadline, and is disarmed. */
-		if (!m->deadline)
-			VIOLATION(th, "record of slot %u, which was not armed", e.slot);
-		else if (e.deadline_ns < m->min_deadline)
-			VIOLATION(th, "slot %u fired at %llu, never armed before %llu",
-				  e.slot, (unsigned long long)e.deadline_ns,
-				  (unsigned long long)m->min_deadline);
-		m->deadline = 0;
+		if (e.slot >= TABLE_SLOTS || e.flags)
+			VIOLATION(th, "record of slot %u, flags %u", e.slot, e.flags);
+		else
+			table_record(th, &e, now);
 	}
 	__atomic_store_n(&tb->hdr->cq_head, head, __ATOMIC_RELEASE);
 }
@@ -473,26 +528,29 @@ static void table_invalid(struct fuzz_thread *th)
 {
 	struct fuzz_table *tb = &th->tb;
 	uint64_t invalid = tb->hdr->sq_invalid;
+	uint32_t tail;
 	int ret;
 
 	switch (rnd(th) % 3) {
 	case 0:
-		table_push(th, TABLE_SLOTS + rnd(th) % 1000, 0);
-		if (ioctl(th->fd, HTW_IOC_TABLE_ENTER, 0) < 0 ||
+		tail = tb->hdr->sq_tail;
+		tb->sq[tail & (tb->ts.sq_entries - 1)] = TABLE_SLOTS + rnd(th) % 1000;
+		__atomic_store_n(&tb->hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
+		if (ioctl(tb->fd, HTW_IOC_TABLE2_ENTER, 0) < 0 ||
 		    tb->hdr->sq_invalid != invalid + 1)
 			VIOLATION(th, "garbage slot: %s, %llu invalid", strerror(errno),
 				  (unsigned long long)tb->hdr->sq_invalid);
 		break;
 	case 1:
-		ret = ioctl(th->fd, HTW_IOC_TABLE_ENTER, 1 + rnd(th) % 100);
+		ret = ioctl(tb->fd, HTW_IOC_TABLE2_ENTER, 1 + rnd(th) % 100);
 		if (ret != -1 || errno != EINVAL)
 			VIOLATION(th, "enter with an argument: %d %s", ret,
 				  strerror(errno));
 		break;
 	default:
-		ret = ioctl(th->fd, HTW_IOC_TABLE_SETUP, &tb->ts);
-		if (ret != -1 || errno != EBUSY)
-			VIOLATION(th, "second table: %d %s", ret, strerror(errno));
+		ret = ioctl(tb->fd, HTW_IOC_TABLE2_CREATE, &tb->ts);
+		if (ret != -1 || errno != ENOTTY)
+			VIOLATION(th, "a table made on a table: %d %s", ret, strerror(errno));
 		break;
 	}
 }
@@ -524,7 +582,7 @@ static void table_finish(struct fuzz_thread *th)
 		for (left = 0, i = 0; i < TABLE_SLOTS; i++)
 			left += th->tb.s[i].ended != th->tb.s[i].armings;
 		if (left)
-			poll(&(struct pollfd){ .fd = th->fd, .events = POLLIN }, 1, 10);
+			poll(&(struct pollfd){ .fd = th->tb.fd, .events = POLLIN }, 1, 10);
 	} while (left && htw_test_now(CLOCK_MONOTONIC) < deadline);
 	if (left)
 		VIOLATION(th, "%u table slots with an arming that never ended", left);
@@ -664,7 +722,7 @@ static void own_finish(struct fuzz_thread *th)
 		for (left = 0, i = 0; i < th->used; i++)
 			left += th->t[i].state == T_PENDING;
 		if (left)
-			poll(&(struct pollfd){ .fd = th->fd, .events = POLLIN }, 1, 10);
+			poll(&(struct pollfd){ .fd = th->tb.fd, .events = POLLIN }, 1, 10);
 	} while (left && htw_test_now(CLOCK_MONOTONIC) < deadline);
 	if (left)
 		VIOLATION(th, "%u timers neither read, cancelled nor drained", left);
