@@ -1331,7 +1331,8 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 static bool htw_ioctl_takes_times(unsigned int cmd)
 {
 	return cmd == HTW_IOC_SCHEDULE || cmd == HTW_IOC_REARM ||
-	       cmd == HTW_IOC_TABLE_SETUP || cmd == HTW_IOC_TABLE_ENTER;
+	       cmd == HTW_IOC_TABLE_SETUP || cmd == HTW_IOC_TABLE_ENTER ||
+	       cmd == HTW_IOC_TABLE2_CREATE;
 }
 
 /* Ioctls other than the handshake, as known to this file. */

@@ -236,13 +236,19 @@ static int ns_helper(struct ns_plan *p)
  * Ahead: +1000 s monotonic, +2000 s boottime (different, so that a
  * module that mixes the two clocks up fails too).  Behind: as far back as
  * keeps each clock at least 1 s (2 s) past zero, which early in a boot
- * is only seconds, but must exceed LEAD for an early expiry to show.
+ * is only seconds, but must exceed LEAD for an early expiry to show: a
+ * run that comes first after a boot waits for that (30 s at most).
  */
 static void plan(struct __test_metadata *_metadata, const FIXTURE_VARIANT(timens) *v,
 		 struct ns_plan *p)
 {
-	int64_t mono = now_s64(CLOCK_MONOTONIC) / SEC, boot = now_s64(CLOCK_BOOTTIME) / SEC;
+	int64_t mono, boot;
 
+	/* Run first after a boot, wait until the clocks can go back that far. */
+	for (int i = 0; i < 300 && now_s64(CLOCK_MONOTONIC) / SEC < LEAD / SEC + 4; i++)
+		usleep(100000);
+	mono = now_s64(CLOCK_MONOTONIC) / SEC;
+	boot = now_s64(CLOCK_BOOTTIME) / SEC;
 	p->clockid = v->clockid;
 	if (v->ahead) {
 		p->mono_off = POSITIVE_S;
@@ -278,13 +284,14 @@ TEST_F_TIMEOUT(timens, abstime_and_records_follow_the_namespace, 60)
 /*
  * A file opened on the host's clocks, used from a child in a time
  * namespace 1000 s ahead (its descriptor inherited, as one passed over a
- * Unix socket would be): every call that takes an absolute time, or
- * rings the table's doorbell, fails with EXDEV and changes nothing; a
+ * Unix socket would be): every call that takes an absolute time, rings a
+ * table's doorbell or makes a table, fails with EXDEV and changes nothing; a
  * deadline "5 s ahead" there would be 995 s in the host's past, and fire
  * at once.
  */
-static int foreign_child(int fd)
+static int foreign_child(int fd, int table)
 {
+	struct htw_table2_setup t2 = { .entries = 4 };
 	struct htw_rearm_entry re = { .handle = 1, .expires = 5 * SEC };
 	struct htw_rearm rq = { .entries = (uintptr_t)&re, .count = 1 };
 	struct htw_stats st = { 0 };
@@ -298,13 +305,17 @@ static int foreign_child(int fd)
 			"rearm: errno %d, not EXDEV", errno);
 	HTW_CHILD_CHECK(ioctl(fd, HTW_IOC_TABLE_ENTER, 0) == -1 && errno == EXDEV,
 			"doorbell: errno %d, not EXDEV", errno);
+	HTW_CHILD_CHECK(ioctl(table, HTW_IOC_TABLE2_ENTER, 0) == -1 && errno == EXDEV,
+			"version 2 doorbell: errno %d, not EXDEV", errno);
+	HTW_CHILD_CHECK(ioctl(fd, HTW_IOC_TABLE2_CREATE, &t2) == -1 && errno == EXDEV,
+			"version 2 table made: errno %d, not EXDEV", errno);
 	HTW_CHILD_CHECK(!ioctl(fd, HTW_IOC_STATS, &st), "stats: errno %d", errno);
 	HTW_CHILD_CHECK(st.scheduled == 0, "%llu scheduled",
 			(unsigned long long)st.scheduled);
 	return 0;
 }
 
-static int foreign_helper(int fd)
+static int foreign_helper(int fd, int table)
 {
 	struct ns_plan p = { .clockid = CLOCK_MONOTONIC, .mono_off = POSITIVE_S,
 			     .boot_off = 2 * POSITIVE_S };
@@ -317,16 +328,17 @@ static int foreign_helper(int fd)
 	pid = fork();
 	HTW_CHILD_CHECK(pid >= 0, "fork: errno %d", errno);
 	if (pid == 0)
-		_exit(foreign_child(fd));
+		_exit(foreign_child(fd, table));
 	HTW_CHILD_CHECK(waitpid(pid, &status, 0) == pid, "waitpid");
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 TEST(a_file_used_from_another_time_namespace_refuses_times)
 {
+	struct htw_table2_setup t2 = { .entries = 4 };
 	struct htw_table_setup ts = { .entries = 4 };
 	struct htw_stats st = { 0 };
-	int fd, status;
+	int fd, table, status;
 	pid_t pid;
 
 	if (access("/proc/self/ns/time", F_OK))
@@ -336,11 +348,13 @@ TEST(a_file_used_from_another_time_namespace_refuses_times)
 	fd = ns_open(CLOCK_MONOTONIC);
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE_SETUP, &ts));
+	table = ioctl(fd, HTW_IOC_TABLE2_CREATE, &t2);
+	ASSERT_LE(0, table);
 	fflush(stdout);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0)
-		_exit(foreign_helper(fd));
+		_exit(foreign_helper(fd, table));
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	/* The opener's own calls still work. */
@@ -348,6 +362,8 @@ TEST(a_file_used_from_another_time_namespace_refuses_times)
 	ASSERT_EQ(0, ioctl(fd, HTW_IOC_STATS, &st));
 	EXPECT_EQ(1, st.scheduled);
 	EXPECT_LE(0, ioctl(fd, HTW_IOC_TABLE_ENTER, 0));
+	EXPECT_LE(0, ioctl(table, HTW_IOC_TABLE2_ENTER, 0));
+	close(table);
 	close(fd);
 }
 
