@@ -590,71 +590,83 @@ TEST_F(trace, filter_on_id_follows_one_file)
 			       self->tr.ev[i].fields);
 }
 
-/* A slot of the shared table: its expiry and the ring's delivery. */
+/* A slot of a timer table (version 2): its expiry and the ring's delivery. */
 /*
- * A file (*@fd, its trace id *@id) with a table of @ts->entries slots,
- * mapped at *@map; 0, or -1 if a step failed.
+ * A file (*@dev, its trace id *@id) and a table of @ts->entries slots made
+ * on it (*@fd), mapped at *@map; 0, or -1 if a step failed.
  */
-static int open_table(struct htw_table_setup *ts, int *fd, uint32_t *id, void **map)
+static int open_table(struct htw_table2_setup *ts, int *dev, int *fd, uint32_t *id,
+		      void **map)
 {
-	*fd = htw_test_open(0);
-	if (*fd < 0)
+	*dev = htw_test_open(0);
+	if (*dev < 0)
 		return -1;
-	*id = trace_id(*fd);
-	if (!*id || ioctl(*fd, HTW_IOC_TABLE_SETUP, ts))
+	*id = trace_id(*dev);
+	*fd = *id ? ioctl(*dev, HTW_IOC_TABLE2_CREATE, ts) : -1;
+	if (*fd < 0)
 		return -1;
 	*map = mmap(NULL, ts->mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, *fd, 0);
 	return *map == MAP_FAILED ? -1 : 0;
 }
 
+/* Arm idle slot @i of a fresh table at @d as generation @gen and submit it. */
+static void arm_fresh(struct htw_table2_header *hdr, struct htw_table2_slot *slots,
+		      uint32_t *sq, uint32_t i, uint64_t d, uint64_t gen)
+{
+	uint32_t tail = hdr->sq_tail;
+
+	slots[i].deadline_ns[gen & 1] = d;
+	slots[i].queued = 1;
+	sq[tail & hdr->sq_mask] = i;
+	__atomic_store_n(&hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&slots[i].seq, gen << 1 | HTW_TABLE2_ARMED, __ATOMIC_SEQ_CST);
+}
+
 TEST_F(trace, table_slot_expiry_and_ring)
 {
-	struct htw_table_setup ts = { .entries = 4 };
-	struct htw_table_header *hdr;
-	struct htw_table_slot *slots;
-	struct htw_table_cqe cqe;
+	struct htw_table2_setup ts = { .entries = 4 };
+	struct htw_table2_header *hdr;
+	struct htw_table2_slot *slots;
+	struct htw_table2_cqe cqe;
 	const struct event *ev[16];
 	uint64_t deadline, end, records = 0;
-	uint32_t *sq, id, tail;
+	uint32_t *sq, id;
+	int dev, fd, n, i;
 	void *map;
-	int fd, n, i;
 
 	if (!htw_test_table_or_skip(_metadata))
 		return;
-	ASSERT_EQ(0, open_table(&ts, &fd, &id, &map));
+	ASSERT_EQ(0, open_table(&ts, &dev, &fd, &id, &map));
 	hdr = map;
 	slots = (void *)((char *)map + ts.slots_off);
 	sq = (void *)((char *)map + ts.sq_off);
 
 	start(_metadata, self, NULL);
-	/* Arm slot 2 (the uapi header's protocol), then ring the doorbell. */
-	slots[2].cookie = COOKIE(200);
+	/* Arm slot 2 (generation 1), then ring the doorbell. */
 	deadline = htw_test_now(CLOCK_MONOTONIC) + 20 * MS;
-	__atomic_store_n(&slots[2].deadline_ns, deadline, __ATOMIC_SEQ_CST);
-	tail = hdr->sq_tail;
-	sq[tail & hdr->sq_mask] = 2;
-	__atomic_store_n(&hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	ASSERT_LE(0, ioctl(fd, HTW_IOC_TABLE_ENTER, 0));
+	arm_fresh(hdr, slots, sq, 2, deadline, 1);
+	ASSERT_LE(0, ioctl(fd, HTW_IOC_TABLE2_ENTER, 0));
 	end = htw_test_now(CLOCK_MONOTONIC) + WAIT_MS * MS;
 	while (__atomic_load_n(&hdr->cq_tail, __ATOMIC_ACQUIRE) == 0 &&
 	       htw_test_now(CLOCK_MONOTONIC) < end)
 		usleep(2000);
 	ASSERT_EQ(1, __atomic_load_n(&hdr->cq_tail, __ATOMIC_ACQUIRE));
-	cqe = ((struct htw_table_cqe *)((char *)map + ts.cq_off))[0];
+	cqe = ((struct htw_table2_cqe *)((char *)map + ts.cq_off))[0];
 	__atomic_store_n(&hdr->cq_head, 1, __ATOMIC_RELEASE);
 	stop(_metadata, self);
 	munmap(map, ts.mmap_size);
 	close(fd);
+	close(dev);
 
 	ASSERT_EQ(2, cqe.slot);
+	EXPECT_EQ(1, cqe.gen);
 	n = select_events(&self->tr, "table_expire", id, ev, 16);
 	ASSERT_EQ(1, n) dump(&self->tr);
 	EXPECT_EQ(2, num(ev[0], "slot"));
-	EXPECT_EQ(COOKIE(200), num(ev[0], "cookie"));
+	/* A version 2 table's "cookie" is the generation that fired. */
+	EXPECT_EQ(1, num(ev[0], "cookie"));
 	EXPECT_EQ(deadline, num(ev[0], "deadline_ns"));
-	EXPECT_EQ(cqe.deadline_ns, num(ev[0], "deadline_ns"));
 	EXPECT_LE(0, snum(ev[0], "lateness_ns"));
-	EXPECT_EQ(cqe.expired_ns, num(ev[0], "deadline_ns") + snum(ev[0], "lateness_ns"));
 	n = select_events(&self->tr, "deliver", id, ev, 16);
 	for (i = 0; i < n && i < 16; i++) {
 		EXPECT_TRUE(str_is(ev[i], "via", "ring"));
@@ -666,46 +678,47 @@ TEST_F(trace, table_slot_expiry_and_ring)
 }
 
 /*
- * A program moves 2048 armed slots later by stores alone: the run at
- * their old deadline moves 1024 and ends at its budget, which the event
- * htwheel_table_budget says, as HTW_IOC_TABLE_STATS counts it.
+ * A program moves 2048 armed slots later, each by arming it anew (an
+ * exchange, nothing submitted): the run at their old deadline moves 1024
+ * and ends at its budget, which the event htwheel_table_budget says, as
+ * HTW_IOC_TABLE2_STATS counts it.
  */
 TEST_F(trace, table_budget_stop_is_traced)
 {
-	struct htw_table_setup ts = { .entries = 2048 };
+	struct htw_table2_setup ts = { .entries = 2048 };
 	struct htw_table_stats st = { 0 };
-	struct htw_table_header *hdr;
-	struct htw_table_slot *slots;
+	struct htw_table2_header *hdr;
+	struct htw_table2_slot *slots;
 	const struct event *ev[64];
 	uint64_t deadline;
 	uint32_t *sq, id, i;
+	int dev, fd, n;
 	void *map;
-	int fd, n;
 
 	if (!htw_test_table_or_skip(_metadata))
 		return;
-	ASSERT_EQ(0, open_table(&ts, &fd, &id, &map));
+	ASSERT_EQ(0, open_table(&ts, &dev, &fd, &id, &map));
 	hdr = map;
 	slots = (void *)((char *)map + ts.slots_off);
 	sq = (void *)((char *)map + ts.sq_off);
 
 	start(_metadata, self, NULL);
 	deadline = htw_test_now(CLOCK_MONOTONIC) + 100 * MS;
-	for (i = 0; i < ts.entries; i++) {
-		slots[i].deadline_ns = deadline;
-		sq[i] = i;
-	}
-	__atomic_store_n(&hdr->sq_tail, ts.entries, __ATOMIC_RELEASE);
-	while (hdr->sq_head != ts.entries)
-		ASSERT_LE(0, ioctl(fd, HTW_IOC_TABLE_ENTER, 0));
-	/* The lazy re-arm of every slot, an hour later. */
 	for (i = 0; i < ts.entries; i++)
-		__atomic_store_n(&slots[i].deadline_ns, deadline + HOUR, __ATOMIC_SEQ_CST);
+		arm_fresh(hdr, slots, sq, i, deadline, 1);
+	while (hdr->sq_head != ts.entries)
+		ASSERT_LE(0, ioctl(fd, HTW_IOC_TABLE2_ENTER, 0));
+	/* The lazy re-arm of every slot, an hour later: generation 2. */
+	for (i = 0; i < ts.entries; i++) {
+		slots[i].deadline_ns[0] = deadline + HOUR;
+		__atomic_exchange_n(&slots[i].seq, 2 << 1 | HTW_TABLE2_ARMED, __ATOMIC_SEQ_CST);
+	}
 	usleep(400 * 1000);
 	stop(_metadata, self);
-	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE_STATS, &st));
+	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE2_STATS, &st));
 	munmap(map, ts.mmap_size);
 	close(fd);
+	close(dev);
 
 	EXPECT_EQ(ts.entries, st.moved);
 	EXPECT_LE(1, st.budget_stops);
