@@ -941,22 +941,10 @@ static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 static void htw_file_table_stats(struct htw_file *hf, struct htw_table_stats *ts)
 {
 	struct htw_wheel *table = htw_file_peek_table(hf);
-	struct htw_table_work work;
-	struct htw_wheel_stats ws;
 
 	memset(ts, 0, sizeof(*ts));
-	if (!table)
-		return;
-	htw_wheel_get_stats(table, &ws);
-	htw_table_work(table, &work);
-	ts->entries = hf->table_entries;
-	ts->runs = ws.tick_wakeups;
-	ts->taken = work.taken;
-	ts->consumed = work.consumed;
-	ts->fired = work.fired;
-	ts->moved = work.replaced;
-	ts->budget_stops = work.budget_stops;
-	ts->room_waits = work.room_waits;
+	if (table)
+		htw_table_get_stats(table, ts);
 }
 
 static long htw_ioc_table_stats(struct htw_file *hf, void __user *argp)

@@ -412,6 +412,24 @@ void htw_table_work(struct htw_wheel *w, struct htw_table_work *out)
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_table_work);
 
+void htw_table_get_stats(struct htw_wheel *w, struct htw_table_stats *ts)
+{
+	struct htw_table_work work;
+	struct htw_wheel_stats ws;
+
+	memset(ts, 0, sizeof(*ts));
+	htw_wheel_get_stats(w, &ws);
+	htw_table_work(w, &work);
+	ts->entries = w->table->entries;
+	ts->runs = ws.tick_wakeups;
+	ts->taken = work.taken;
+	ts->consumed = work.consumed;
+	ts->fired = work.fired;
+	ts->moved = work.replaced;
+	ts->budget_stops = work.budget_stops;
+	ts->room_waits = work.room_waits;
+}
+
 u64 htw_table_consumed(struct htw_wheel *w)
 {
 	return READ_ONCE(w->table->consumed);
@@ -510,9 +528,11 @@ static void htw_table2_take_in(struct htw_wheel *w, struct htw_timer *t,
 	u64 seq;
 
 	WRITE_ONCE(s->queued, 0);
+	/* Pairs with user space's exchange of seq before its read of queued. */
 	smp_mb();
 	if (htw_where_state(READ_ONCE(t->where)) == HTW_READY)
 		return;		/* re-read when it leaves the wait list */
+	/* The deadline after seq: pairs with user space's exchange. */
 	seq = smp_load_acquire(&s->seq);
 	htw_wheel_take_out(w, t);
 	htw_table_place(w, t, seq & HTW_TABLE2_ARMED ?
@@ -664,6 +684,7 @@ static bool htw_table2_visit(struct htw_wheel *w, struct htw_timer *t,
 	int tries;
 
 	for (tries = 0; tries < 2; tries++) {
+		/* The deadline after seq: pairs with user space's exchange. */
 		seq = smp_load_acquire(&slot->seq);
 		deadline = max(htw_table2_deadline(slot, seq), 1ULL);
 		if (!(seq & HTW_TABLE2_ARMED) ||

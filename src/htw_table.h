@@ -61,6 +61,8 @@ struct htw_table_work {
 };
 
 void htw_table_work(struct htw_wheel *w, struct htw_table_work *out);
+/* HTW_IOC_TABLE_STATS's and HTW_IOC_TABLE2_STATS's answer (flags 0). */
+void htw_table_get_stats(struct htw_wheel *w, struct htw_table_stats *ts);
 /*
  * Whether a doorbell that began when htw_table_consumed() was
  * @consumed_before should take in more: submissions wait, and it consumed

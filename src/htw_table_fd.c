@@ -85,24 +85,6 @@ static int htw_table_obj_mmap(struct file *file, struct vm_area_struct *vma)
 	return htw_table_mmap(obj->wheel, vma);
 }
 
-static void htw_table_obj_stats(struct htw_table_obj *obj, struct htw_table_stats *ts)
-{
-	struct htw_table_work work;
-	struct htw_wheel_stats ws;
-
-	memset(ts, 0, sizeof(*ts));
-	htw_wheel_get_stats(obj->wheel, &ws);
-	htw_table_work(obj->wheel, &work);
-	ts->entries = obj->entries;
-	ts->runs = ws.tick_wakeups;
-	ts->taken = work.taken;
-	ts->consumed = work.consumed;
-	ts->fired = work.fired;
-	ts->moved = work.replaced;
-	ts->budget_stops = work.budget_stops;
-	ts->room_waits = work.room_waits;
-}
-
 static long htw_table_obj_ioc_stats(struct htw_table_obj *obj, void __user *argp)
 {
 	struct htw_table_stats ts;
@@ -112,7 +94,7 @@ static long htw_table_obj_ioc_stats(struct htw_table_obj *obj, void __user *argp
 		return -EFAULT;
 	if (flags)
 		return -EINVAL;
-	htw_table_obj_stats(obj, &ts);
+	htw_table_get_stats(obj->wheel, &ts);
 	return copy_to_user(argp, &ts, sizeof(ts)) ? -EFAULT : 0;
 }
 
@@ -143,7 +125,7 @@ static void htw_table_obj_show_fdinfo(struct seq_file *m, struct file *file)
 	struct htw_table_stats ts;
 
 	htw_wheel_geometry(obj->wheel, &geo);
-	htw_table_obj_stats(obj, &ts);
+	htw_table_get_stats(obj->wheel, &ts);
 	seq_printf(m, "htw-table-entries:\t%u\n", ts.entries);
 	seq_printf(m, "htw-table-taken:\t%llu\n", ts.taken);
 	seq_printf(m, "htw-table-fired:\t%llu\n", ts.fired);

@@ -295,6 +295,44 @@ static inline int htw_test_table_supported(void)
 	return ret;
 }
 
+/*
+ * HTW_IOC_NS_LIMITS_GET or _SET (@cmd) through file @dev on the user
+ * namespace of @pid (0: the caller's own, by -1): 0 or the errno.
+ */
+static inline int htw_test_ns_budget(int dev, unsigned long cmd, pid_t pid,
+				     struct htw_ns_limits *req)
+{
+	char path[64];
+	int err = 0;
+
+	req->userns_fd = -1;
+	if (pid) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
+		req->userns_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (req->userns_fd < 0)
+			return errno;
+	}
+	if (ioctl(dev, cmd, req))
+		err = errno;
+	if (pid)
+		close(req->userns_fd);
+	return err;
+}
+
+/* Set the budget of @pid's user namespace through a file of its own. */
+static inline int htw_test_set_ns_budget(pid_t pid, uint64_t files, uint64_t timers,
+					 uint64_t bytes)
+{
+	struct htw_ns_limits req = { .max = { files, timers, bytes } };
+	int dev = htw_test_open(0), err;
+
+	if (dev < 0)
+		return errno;
+	err = htw_test_ns_budget(dev, HTW_IOC_NS_LIMITS_SET, pid, &req);
+	close(dev);
+	return err;
+}
+
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME	0x00000080
 #endif

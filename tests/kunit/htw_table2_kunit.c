@@ -62,6 +62,7 @@ static void htw_tb2_submit(struct htw_tb2 *tb, u32 slot)
 
 	WRITE_ONCE(tb->slots[slot].queued, 1);
 	tb->sq[tail & tb->hdr->sq_mask] = slot;
+	/* The entry before the tail, as a producer must. */
 	smp_store_release(&tb->hdr->sq_tail, tail + 1);
 	tb->pushes++;
 }
@@ -82,6 +83,7 @@ static u64 htw_tb2_arm(struct htw_tb2 *tb, u32 slot, u64 deadline)
 		need = true;
 	if (need && !READ_ONCE(s->queued)) {
 		htw_tb2_submit(tb, slot);
+		/* The submission before the read of next_wakeup_ns. */
 		smp_mb();
 	}
 	return gen;
@@ -101,6 +103,7 @@ static u32 htw_tb2_at(struct htw_tb2 *tb, u64 now)
 	u32 before = READ_ONCE(tb->hdr->cq_tail);
 
 	htw_t_at(tb->w, now);
+	/* The tail before the records, as a consumer must. */
 	return smp_load_acquire(&tb->hdr->cq_tail) - before;
 }
 
@@ -108,6 +111,7 @@ static struct htw_table2_cqe htw_tb2_take(struct htw_tb2 *tb)
 {
 	struct htw_table2_cqe e = tb->cq[tb->cq_head & tb->hdr->cq_mask];
 
+	/* Copied, then consumed: the kernel may write the entry again. */
 	smp_store_release(&tb->hdr->cq_head, ++tb->cq_head);
 	return e;
 }
@@ -227,6 +231,7 @@ static void htw_table2_small_ring_delivers_all_once(struct kunit *test)
 		KUNIT_ASSERT_GT(test, htw_wheel_table_enter(tb.w), 0);
 	for (i = 0; i < 200 && got < n; i++) {
 		htw_tb2_at(&tb, now);
+		/* The tail before the records, as a consumer must. */
 		while (tb.cq_head != smp_load_acquire(&tb.hdr->cq_tail)) {
 			struct htw_table2_cqe e = htw_tb2_take(&tb);
 

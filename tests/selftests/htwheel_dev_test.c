@@ -766,6 +766,8 @@ static int run_subuid_child(void)
 		write_file(path, "0 100000 10\n");
 		snprintf(path, sizeof(path), "/proc/%d/gid_map", pid);
 		write_file(path, "0 100000 10\n");
+		/* A namespace budget that never binds: root's limit is tested. */
+		htw_test_set_ns_budget(pid, 1000, 0, 0);
 		/* Should this fail, the child reads EOF and reports step 102. */
 		write(to_child[1], "m", 1);
 	}

@@ -496,42 +496,6 @@ static int map_namespace(pid_t pid)
 	return write_file(path, map);
 }
 
-/*
- * HTW_IOC_NS_LIMITS_GET or _SET (@cmd) through file @dev on the user
- * namespace of @pid (0: the caller's own, by -1): 0 or the errno.
- */
-static int ns_budget(int dev, unsigned long cmd, pid_t pid, struct htw_ns_limits *req)
-{
-	char path[64];
-	int err = 0;
-
-	req->userns_fd = -1;
-	if (pid) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", pid);
-		req->userns_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (req->userns_fd < 0)
-			return errno;
-	}
-	if (ioctl(dev, cmd, req))
-		err = errno;
-	if (pid)
-		close(req->userns_fd);
-	return err;
-}
-
-/* Set the budget of @pid's namespace through a file of its own. */
-static int set_ns_budget(pid_t pid, uint64_t files, uint64_t timers, uint64_t bytes)
-{
-	struct htw_ns_limits req = { .max = { files, timers, bytes } };
-	int dev = htw_test_open(0), err;
-
-	if (dev < 0)
-		return errno;
-	err = ns_budget(dev, HTW_IOC_NS_LIMITS_SET, pid, &req);
-	close(dev);
-	return err;
-}
-
 static int get_ns_budget(pid_t pid, struct htw_ns_limits *req)
 {
 	int dev = htw_test_open(0), err;
@@ -539,7 +503,7 @@ static int get_ns_budget(pid_t pid, struct htw_ns_limits *req)
 	memset(req, 0, sizeof(*req));
 	if (dev < 0)
 		return errno;
-	err = ns_budget(dev, HTW_IOC_NS_LIMITS_GET, pid, req);
+	err = htw_test_ns_budget(dev, HTW_IOC_NS_LIMITS_GET, pid, req);
 	close(dev);
 	return err;
 }
@@ -573,7 +537,7 @@ TEST_F_TIMEOUT(limits, user_namespace_chain_counts_against_creator, 90)
 	if (read(c.up[0], &nspid, sizeof(nspid)) == sizeof(nspid)) {
 		EXPECT_EQ(0, map_namespace(nspid)) TH_LOG("writing its maps: errno %d", errno);
 		/* A budget that never binds: the creator's limits are tested. */
-		EXPECT_EQ(0, set_ns_budget(nspid, LIM_INSTANCES, LIM_TIMERS, LIM_WHEEL_BYTES));
+		EXPECT_EQ(0, htw_test_set_ns_budget(nspid, LIM_INSTANCES, LIM_TIMERS, LIM_WHEEL_BYTES));
 		tell(c.down[1]);
 	}
 	status = wait_child(pid, CHILD_SECONDS);
@@ -617,8 +581,8 @@ static int budget_member(struct budget_member *m)
 	m->open_err = open_until_refused(fd, LIM_INSTANCES + 1, &n);
 	m->files = n + 1;
 	m->timer_err = schedule_until_refused(&ctl, 1, LIM_TIMERS, &m->timers);
-	m->get_err = ns_budget(ctl, HTW_IOC_NS_LIMITS_GET, 0, &m->own);
-	m->set_err = ns_budget(ctl, HTW_IOC_NS_LIMITS_SET, 0, &raise);
+	m->get_err = htw_test_ns_budget(ctl, HTW_IOC_NS_LIMITS_GET, 0, &m->own);
+	m->set_err = htw_test_ns_budget(ctl, HTW_IOC_NS_LIMITS_SET, 0, &raise);
 	HTW_CHILD_CHECK(!tell(m->done[1]) && !await(m->go[0]), "no word from root");
 	m->open_err2 = open_until_refused(fd + n, LIM_INSTANCES + 1 - n, &more);
 	m->files2 = more;
@@ -706,7 +670,7 @@ TEST_F_TIMEOUT(limits, user_namespace_budgets_keep_siblings_and_creator, 90)
 	ASSERT_LE(0, nsfd);
 	EXPECT_EQ(0, run_as(NOBODY, set_as_nobody, &nsfd));
 	close(nsfd);
-	EXPECT_EQ(0, set_ns_budget(a, BUDGET_FILES + 2, 0, 0));
+	EXPECT_EQ(0, htw_test_set_ns_budget(a, BUDGET_FILES + 2, 0, 0));
 	ASSERT_EQ(0, get_ns_budget(a, &got));
 	EXPECT_EQ(BUDGET_FILES + 2, got.max[HTW_NS_INSTANCES]);
 	EXPECT_EQ(BUDGET_TIMERS, got.max[HTW_NS_TIMERS]);
@@ -717,7 +681,7 @@ TEST_F_TIMEOUT(limits, user_namespace_budgets_keep_siblings_and_creator, 90)
 	EXPECT_EQ(EMFILE, m[0].open_err2);
 	/* The initial namespace's limits are the module parameters. */
 	EXPECT_EQ(EINVAL, get_ns_budget(0, &got));
-	EXPECT_EQ(EINVAL, set_ns_budget(0, 1, 1, 1));
+	EXPECT_EQ(EINVAL, htw_test_set_ns_budget(0, 1, 1, 1));
 
 	/* The sibling's second round finds its budget still full; then both go. */
 	tell(m[1].go[1]);

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 #include <time.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/htwheel.h>
 
@@ -489,6 +491,124 @@ TEST(the_smallest_ring_delivers_every_record_once)
 	free(seen);
 	free(gen);
 	table2_close(&t);
+}
+
+/* One record of @slot's generation @gen within @ms; 1 if it came. */
+static int wait_record(struct table2 *t, uint32_t slot, uint64_t gen, int ms)
+{
+	struct htw_table2_cqe e;
+	uint64_t end = now_ns() + ms * MS;
+
+	while (now_ns() < end) {
+		if (take(t, &e))
+			return e.slot == slot && e.gen == gen;
+		poll(&(struct pollfd){ .fd = t->fd, .events = POLLIN }, 1, 100);
+	}
+	return 0;
+}
+
+TEST(the_mapping_is_never_executable)
+{
+	struct table2 t;
+	void *p;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 16));
+	p = mmap(NULL, t.ts.mmap_size, PROT_READ | PROT_EXEC, MAP_SHARED, t.fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EPERM, errno);
+	EXPECT_EQ(-1, mprotect(t.map, t.ts.mmap_size, PROT_READ | PROT_WRITE | PROT_EXEC));
+	EXPECT_EQ(EACCES, errno);
+	/* The table still works. */
+	EXPECT_EQ(1, wait_record(&t, 1, arm(&t, 1, now_ns() + 2 * MS), 5000));
+	table2_close(&t);
+}
+
+/*
+ * A forked child has no copy of the mapping (a touch faults), while the
+ * parent's stays whole and its table works.
+ */
+TEST(a_forked_child_does_not_inherit_the_mapping)
+{
+	struct table2 t;
+	int status;
+	pid_t pid;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 16));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		signal(SIGSEGV, SIG_DFL);
+		*(volatile __u64 *)&t.slots[0].seq = 3;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGSEGV)
+		TH_LOG("the child's store did not fault: status %#x", status);
+	EXPECT_EQ(0, t.slots[0].seq);
+	EXPECT_EQ(1, wait_record(&t, 0, arm(&t, 0, now_ns() + 2 * MS), 5000));
+	table2_close(&t);
+}
+
+/* Random words all over a table's mapping, small deadlines among them. */
+#define SCRIBBLE_OPS	200000
+#define SCRIBBLE_NS	(2 * SEC)
+
+static void *scribble(void *arg)
+{
+	struct table2 *t = arg;
+	unsigned int seed = (unsigned int)(uintptr_t)pthread_self();
+	uint64_t *w = (uint64_t *)t->map, end = now_ns() + SCRIBBLE_NS;
+	size_t words = t->ts.mmap_size / sizeof(*w);
+
+	for (int i = 0; i < SCRIBBLE_OPS && (i % 64 || now_ns() < end); i++) {
+		uint64_t v = (uint64_t)rand_r(&seed) << 32 | rand_r(&seed);
+
+		if (rand_r(&seed) % 2)
+			v = now_ns() + v % (2 * MS);
+		w[rand_r(&seed) % words] = v;
+		if (i % 64 == 0)
+			ioctl(t->fd, HTW_IOC_TABLE2_ENTER, 0);
+	}
+	return NULL;
+}
+
+/*
+ * Two threads write garbage anywhere in one table's mapping and ring its
+ * doorbell: another table's slot still fires once, on time and not
+ * before, and the kernel log reports nothing.
+ */
+TEST(a_scribbler_only_confuses_its_own_table)
+{
+	struct table2 bad, good;
+	pthread_t th[2];
+	char line[256];
+	uint64_t d, g;
+	int i, kmsg;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	kmsg = htw_test_kmsg_open();
+	ASSERT_EQ(0, table2_open(&bad, 1000));
+	ASSERT_EQ(0, table2_open(&good, 8));
+	d = now_ns() + 300 * MS;
+	g = arm(&good, 5, d);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, scribble, &bad));
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_EQ(1, wait_record(&good, 5, g, 10000));
+	EXPECT_LE(d, now_ns());
+	table2_close(&bad);
+	table2_close(&good);
+	if (kmsg >= 0) {
+		EXPECT_EQ(0, htw_test_kmsg_find(kmsg, line, sizeof(line)))
+			TH_LOG("kernel log: %s", line);
+		close(kmsg);
+	}
 }
 
 TEST_HARNESS_MAIN
