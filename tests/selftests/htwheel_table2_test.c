@@ -611,4 +611,219 @@ TEST(a_scribbler_only_confuses_its_own_table)
 	}
 }
 
+/* Submit slot number @slot as it is, whatever it names. */
+static void submit_raw(struct table2 *t, uint32_t slot)
+{
+	uint32_t tail = t->hdr->sq_tail;
+
+	t->sq[tail & t->hdr->sq_mask] = slot;
+	__atomic_store_n(&t->hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * HTW_IOC_TABLE2_STATS and the table's fdinfo count what the table cost:
+ * one slot fires, one is moved later by an arm alone (then cancelled), a
+ * submission names nothing.
+ */
+TEST(stats_count_the_kernel_work)
+{
+	struct htw_table_stats ts = { .flags = 1 };
+	struct htw_table2_cqe e;
+	struct table2 t;
+	uint64_t d, g;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 8));
+	EXPECT_EQ(-1, ioctl(t.fd, HTW_IOC_TABLE2_STATS, &ts));
+	EXPECT_EQ(EINVAL, errno);
+	d = now_ns() + 20 * MS;
+	g = arm(&t, 1, d);
+	arm(&t, 2, d);
+	ASSERT_LE(0, ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 0));
+	arm(&t, 2, d + 10 * SEC);	/* later: nothing submitted */
+	submit_raw(&t, 1000);
+	ASSERT_LE(0, ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 0));
+	ASSERT_EQ(1, wait_record(&t, 1, g, 5000));
+	usleep(50 * 1000);		/* slot 2's visit, at d */
+	memset(&ts, 0xff, sizeof(ts));
+	ts.flags = 0;
+	ASSERT_EQ(0, ioctl(t.fd, HTW_IOC_TABLE2_STATS, &ts));
+	EXPECT_EQ(8, ts.entries);
+	EXPECT_EQ(3, ts.taken);
+	EXPECT_EQ(3, ts.consumed);
+	EXPECT_EQ(1, ts.fired);
+	EXPECT_EQ(1, ts.moved);
+	EXPECT_EQ(0, ts.budget_stops);
+	EXPECT_EQ(0, ts.room_waits);
+	EXPECT_LE(1, ts.runs);
+	for (int i = 0; i < 8; i++)
+		EXPECT_EQ(0, ts.reserved[i]);
+	EXPECT_EQ(1, t.hdr->sq_invalid);
+	EXPECT_EQ((long long)ts.runs, htw_test_fdinfo(t.fd, "htw-table-runs"));
+	EXPECT_EQ((long long)ts.consumed, htw_test_fdinfo(t.fd, "htw-table-consumed"));
+	EXPECT_EQ((long long)ts.moved, htw_test_fdinfo(t.fd, "htw-table-moved"));
+	EXPECT_EQ(1, cancel(&t, 2));
+	EXPECT_EQ(0, take(&t, &e));
+	table2_close(&t);
+}
+
+/* Submissions that name no slot are counted and skipped; nothing fires. */
+TEST(slot_numbers_out_of_range_are_counted_and_ignored)
+{
+	struct htw_table2_cqe e;
+	struct table2 t;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 4));
+	submit_raw(&t, 4);
+	submit_raw(&t, ~0U);
+	submit_raw(&t, 3);	/* a valid slot, not armed: taken in, dropped */
+	EXPECT_EQ(3, ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 0));
+	EXPECT_EQ(3, t.hdr->sq_head);
+	EXPECT_EQ(2, t.hdr->sq_invalid);
+	EXPECT_EQ(0, ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 0));
+	usleep(150 * 1000);
+	EXPECT_EQ(0, take(&t, &e));
+	table2_close(&t);
+}
+
+/*
+ * The completion ring full (256 records of 4096 slots), the consumer
+ * asleep: the slots that wait cost a run a backoff apart, not a run a
+ * tick, and come once room is made, each once.
+ */
+TEST(a_full_ring_costs_no_run_a_tick)
+{
+	unsigned char seen[4096] = { 0 };
+	struct htw_table2_cqe e;
+	uint32_t i, ring, got = 0;
+	long long runs;
+	struct table2 t;
+	uint64_t d, end;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 512));
+	ring = t.hdr->cq_mask + 1;
+	ASSERT_EQ(256, ring);
+	d = now_ns() + 2 * MS;
+	for (i = 0; i < 512; i++)
+		arm(&t, i, d);
+	end = now_ns() + 5 * SEC;
+	while (t.hdr->cq_tail < ring && now_ns() < end)
+		usleep(1000);
+	usleep(100 * 1000);
+	EXPECT_LE(1, t.hdr->cq_waits);
+	runs = htw_test_fdinfo(t.fd, "htw-table-runs");
+	ASSERT_LE(0, runs);
+	usleep(1000 * 1000);
+	runs = htw_test_fdinfo(t.fd, "htw-table-runs") - runs;
+	EXPECT_GT(100, runs)
+		TH_LOG("%lld runs in a second of sleep", runs);
+	end = now_ns() + 10 * SEC;
+	while (got < 512 && now_ns() < end) {
+		if (!take(&t, &e)) {
+			poll(&(struct pollfd){ .fd = t.fd, .events = POLLIN }, 1, 10);
+			continue;
+		}
+		ASSERT_GT(512, e.slot);
+		EXPECT_EQ(0, seen[e.slot]++);
+		got++;
+	}
+	EXPECT_EQ(512, got);
+	table2_close(&t);
+}
+
+/* ---- the doorbell is bounded, and returns at a signal ---- */
+
+#define BELL_ENTRIES	65536
+#define BELL_RUN_NS	SEC
+#define BELL_PUSH_NS	(5 * SEC)	/* the pusher's own bound */
+
+struct bell {
+	struct table2 t;
+	pthread_t main;
+	int stop;
+	uint64_t signals_sent;
+};
+
+static void bell_on_signal(int sig)
+{
+}
+
+/* Keep sq_tail more than a ring ahead of the kernel's head. */
+static void *bell_push(void *arg)
+{
+	struct bell *b = arg;
+	uint32_t ring = b->t.hdr->sq_mask + 1;
+	uint64_t end = now_ns() + BELL_PUSH_NS;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) && now_ns() < end)
+		__atomic_store_n(&b->t.hdr->sq_tail,
+				 __atomic_load_n(&b->t.hdr->sq_head, __ATOMIC_ACQUIRE) +
+				 2 * ring + 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A handled signal at the caller every 20 ms. */
+static void *bell_signal(void *arg)
+{
+	struct bell *b = arg;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE)) {
+		usleep(20 * 1000);
+		pthread_kill(b->main, SIGUSR1);
+		b->signals_sent++;
+	}
+	return NULL;
+}
+
+/*
+ * HTW_IOC_TABLE2_ENTER consumes at most a ring's worth, skipped entries
+ * included, and returns at a pending signal: with another thread keeping
+ * sq_tail more than a ring ahead, and a handled signal every 20 ms, every
+ * call returns within 100 ms, with a count or EINTR.
+ */
+TEST(the_doorbell_is_bounded_and_returns_at_a_signal)
+{
+	struct sigaction sa = { .sa_handler = bell_on_signal };	/* no SA_RESTART */
+	struct bell *b = calloc(1, sizeof(*b));
+	uint64_t start, t0, took, worst = 0, calls = 0, eintr = 0;
+	pthread_t push, sig;
+	long r;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_NE(NULL, b);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, table2_open(&b->t, BELL_ENTRIES));
+	b->main = pthread_self();
+	ASSERT_EQ(0, pthread_create(&push, NULL, bell_push, b));
+	ASSERT_EQ(0, pthread_create(&sig, NULL, bell_signal, b));
+	for (start = now_ns(); now_ns() - start < BELL_RUN_NS; calls++) {
+		t0 = now_ns();
+		r = ioctl(b->t.fd, HTW_IOC_TABLE2_ENTER, 0);
+		took = now_ns() - t0;
+		worst = took > worst ? took : worst;
+		if (r < 0) {
+			EXPECT_EQ(EINTR, errno);
+			eintr++;
+		}
+	}
+	__atomic_store_n(&b->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(push, NULL);
+	pthread_join(sig, NULL);
+	EXPECT_GT(100 * MS, worst)
+		TH_LOG("a doorbell took %llu ms", (unsigned long long)(worst / MS));
+	EXPECT_LT(0, b->t.hdr->sq_invalid);
+	ksft_print_msg("%llu calls, %llu EINTR, %llu signals, longest %llu us\n",
+		       (unsigned long long)calls, (unsigned long long)eintr,
+		       (unsigned long long)b->signals_sent, (unsigned long long)(worst / 1000));
+	signal(SIGUSR1, SIG_DFL);
+	table2_close(&b->t);
+	free(b);
+}
+
 TEST_HARNESS_MAIN
