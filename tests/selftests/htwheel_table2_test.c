@@ -826,4 +826,61 @@ TEST(the_doorbell_is_bounded_and_returns_at_a_signal)
 	free(b);
 }
 
+/* ---- the opener's time namespace ---- */
+
+#define NS_AHEAD_S	5000LL
+
+/*
+ * In a namespace 5000 s ahead of the host: a slot's deadline and the
+ * kernel's next wake-up are on the namespace's clock.  A deadline 50 ms
+ * ahead there fires after 50 ms (on the host's clock it would be 5000 s
+ * in the future), and not before.  Returns 0 or the failing step.
+ */
+static int table_ns_checks(void)
+{
+	struct htw_table2_cqe e;
+	uint64_t d, start, g, end;
+	struct table2 t;
+
+	if (table2_open(&t, 4))
+		return 1;
+	start = now_ns();
+	d = start + 50 * MS;
+	g = arm(&t, 1, d);
+	/* Within a tick of the deadline, on our clock: not the host's. */
+	if (t.hdr->next_wakeup_ns < d || t.hdr->next_wakeup_ns > d + 20 * MS)
+		return 3;
+	end = start + 4 * SEC;
+	while (!take(&t, &e) && now_ns() < end)
+		poll(&(struct pollfd){ .fd = t.fd, .events = POLLIN }, 1, 100);
+	if (now_ns() >= end)
+		return 4;
+	if (e.slot != 1 || e.gen != g || now_ns() < d)
+		return 5;
+	table2_close(&t);
+	return 0;
+}
+
+TEST(times_are_on_the_openers_time_namespace)
+{
+	int status, r;
+	pid_t pid;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	if (getuid())
+		SKIP(return, "needs root for a time namespace");
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(htw_test_in_time_ns(NS_AHEAD_S * 1000000000LL,
+					  NS_AHEAD_S * 1000000000LL, table_ns_checks));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	r = WEXITSTATUS(status);
+	if (r == HTW_TEST_NS_UNSUPPORTED)
+		SKIP(return, "no time namespaces (CONFIG_TIME_NS)");
+	EXPECT_EQ(0, r) TH_LOG("step %d failed", r);
+}
+
 TEST_HARNESS_MAIN
