@@ -1517,6 +1517,11 @@ TEST(table2_generations_and_records)
 	EXPECT_EQ(sq, t->hdr->sq_tail);		/* later: nothing submitted */
 	EXPECT_EQ(1, htw_table2_cancel(t, 3));
 	EXPECT_EQ(0, htw_table2_cancel(t, 3));
+	/* A quiet cancel is a generation too, and tells nothing. */
+	EXPECT_EQ(0, htw_table2_arm(t, 4, d + HOUR, NULL));
+	EXPECT_EQ(0, htw_table2_cancel_quiet(t, 4));
+	EXPECT_EQ(0, htw_table2_cancel(t, 4));
+	EXPECT_EQ(-EINVAL, htw_table2_cancel_quiet(t, 16));
 	EXPECT_EQ(0, htw_table2_arm(t, 3, d, &g3));
 	EXPECT_EQ(g2 + 3, g3);
 	EXPECT_EQ(0, htw_close(h));

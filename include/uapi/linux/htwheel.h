@@ -535,6 +535,11 @@ struct htw_table_stats {
  *                 was armed, that arming is cancelled and no record of it
  *                 will ever come; if not, it fired (its record is in the
  *                 completion ring, or was read) or there was none.
+ *   quiet cancel: a store (release) of (g + 1) << 1 instead of the exchange,
+ *                 for a caller that need not know: no barrier; the arming
+ *                 ends as cancelled unless the kernel fired it first, and
+ *                 then its record, of generation g, still comes (a caller
+ *                 that armed the slot again tells it by its generation).
  *
  * The kernel fires generation g only by a compare-and-exchange of @seq from
  * g << 1 | HTW_TABLE2_ARMED to g << 1, after reading @deadline_ns[g & 1]

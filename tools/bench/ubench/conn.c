@@ -331,9 +331,13 @@ static void conn_event(struct conn *k)
 		}
 		break;
 	case C_TABLE:
-		/* A close cancels, and the new connection arms: a submission. */
+		/*
+		 * A close cancels (quietly: one store; a record of the old
+		 * connection's arming is then stale), and the new connection
+		 * arms: a submission.
+		 */
 		if (close_it)
-			table_cancel(&k->tb, i);
+			table_cancel_quiet(&k->tb, i);
 		table_touch(k, i);
 		break;
 	}
@@ -599,7 +603,7 @@ int bench_conn(const char *sizes)
 	put_meta("conn libev",
 		 "ev_timer_again on activity, ev_timer_stop + ev_timer_start on close; its loop sleeps in epoll_wait with the heap's first timeout");
 	put_meta("conn htwheel table",
-		 "a slot per connection, deadlines from the loop round's time (as libev's ev_now()): activity moves it later with one exchange, no system call; a close cancels it (exchange) and the new connection arms it (exchange + submission; HTW_IOC_TABLE2_ENTER only if earlier than the kernel's next look, the ring is never full); expiries from the completion ring, after ppoll as the htwheel variant; ': system calls' counts them all, the loop's ppoll waits included; ': HTW_IOC_TABLE2_ENTER calls' the table's own, which a server waiting on its sockets anyway would add to that wait");
+		 "a slot per connection, deadlines from the loop round's time (as libev's ev_now()): activity moves it later with one exchange, no system call; a close cancels it (a store: the quiet cancel) and the new connection arms it (exchange + submission; HTW_IOC_TABLE2_ENTER only if earlier than the kernel's next look, the ring is never full); expiries from the completion ring, after ppoll as the htwheel variant; ': system calls' counts them all, the loop's ppoll waits included; ': HTW_IOC_TABLE2_ENTER calls' the table's own, which a server waiting on its sockets anyway would add to that wait");
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 		conn_size(strtoul(tok, NULL, 0));
 	free(list);

@@ -98,6 +98,14 @@ static inline int table_cancel(struct ub_table *t, uint32_t s)
 		  HTW_TABLE2_ARMED);
 }
 
+/* The quiet cancel: one store, no barrier; the outcome is not learnt. */
+static inline void table_cancel_quiet(struct ub_table *t, uint32_t s)
+{
+	uint64_t g = (__atomic_load_n(&t->slot[s].seq, __ATOMIC_RELAXED) >> 1) + 1;
+
+	__atomic_store_n(&t->slot[s].seq, g << 1, __ATOMIC_RELEASE);
+}
+
 /* The records before it are written: pairs with the kernel's release. */
 static inline uint32_t table_cq_tail(const struct ub_table *t)
 {

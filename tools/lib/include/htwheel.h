@@ -496,6 +496,23 @@ static inline int htw_table2_cancel(struct htw_table2 *t, uint32_t slot)
 		HTW_TABLE2_ARMED) != 0;
 }
 
+/*
+ * Disarm @slot without learning whether it had fired: one store, no
+ * barrier.  A record of the generation it replaces comes only if the
+ * kernel fired it first; its gen tells it from later armings.  0 or
+ * -EINVAL.
+ */
+static inline int htw_table2_cancel_quiet(struct htw_table2 *t, uint32_t slot)
+{
+	uint64_t g;
+
+	if (!t || slot >= t->entries)
+		return -EINVAL;
+	g = htw_table2_gen(t, slot) + 1;
+	__atomic_store_n(&t->slots[slot].seq, g << 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 /* The records waiting, in place, as htw_table_peek(). */
 static inline int htw_table2_peek(struct htw_table2 *t, struct htw_table2_cqe **first)
 {
