@@ -9,6 +9,10 @@
  *   when the old position comes due and fires then, with no record
  *   before; a cancelled slot is dropped; an earlier arming, submitted,
  *   moves it; the published next wake-up follows the wheel's arming.
+ * - htwheel_table2: a record carries the generation that fired; the claim
+ *   loses to a cancel and re-arm at the same deadline (the ABA a claim by
+ *   the deadline alone fell to); a slot is submitted once until taken in;
+ *   a ring of 256 delivers 2048 due slots once each.
  * - htwheel_table_race: user space's arm or cancel between the kernel's
  *   read of a due arming and its claim wins: no record of that arming,
  *   and the later one fires later.
@@ -19,6 +23,7 @@
  *   is room, none lost or doubled.
  */
 #include <kunit/test.h>
+#include <kunit/test-bug.h>
 #include <linux/sched/signal.h>
 
 #include "htw_kunit.h"
@@ -33,6 +38,7 @@ struct htw_tb {
 	u32 *sq;
 	struct htw_table2_cqe *cq;
 	u32 cq_head;
+	u32 pushes;		/* submissions written */
 };
 
 static void htw_tb_new(struct kunit *test, struct htw_tb *tb, u32 entries)
@@ -52,6 +58,7 @@ static void htw_tb_new(struct kunit *test, struct htw_tb *tb, u32 entries)
 	tb->sq = mem + ts.sq_off;
 	tb->cq = mem + ts.cq_off;
 	tb->cq_head = 0;
+	tb->pushes = 0;
 }
 
 static void htw_tb_submit(struct htw_tb *tb, u32 slot)
@@ -62,6 +69,7 @@ static void htw_tb_submit(struct htw_tb *tb, u32 slot)
 	tb->sq[tail & tb->hdr->sq_mask] = slot;
 	/* The entry before the tail, as a producer must. */
 	smp_store_release(&tb->hdr->sq_tail, tail + 1);
+	tb->pushes++;
 }
 
 /*
@@ -544,5 +552,158 @@ static struct kunit_suite htw_table_bounds_suite = {
 	.test_cases = htw_table_bounds_cases,
 };
 
-kunit_test_suites(&htw_table_suite, &htw_table_race_suite,
+/*
+ * ---- htwheel_table2: what version 2 adds: a record carries the
+ * generation; the claim loses to a cancel and re-arm at the same deadline
+ * (the ABA of a claim by the deadline alone); a slot is submitted once
+ * until taken in; the smallest completion ring delivers every record
+ * once ----
+ */
+
+static void htw_table2_fires_with_its_generation(struct kunit *test)
+{
+	struct htw_table2_cqe e;
+	struct htw_tb tb;
+	u64 gen;
+
+	htw_tb_new(test, &tb, 8);
+	gen = htw_tb_arm(&tb, 3, T0 + 5 * MS + 1);
+	KUNIT_EXPECT_EQ(test, tb.pushes, 1);
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 1);
+	KUNIT_EXPECT_EQ(test, tb.slots[3].queued, 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, T0 + 6 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 6 * MS), 1);
+	e = htw_tb_take(&tb);
+	KUNIT_EXPECT_EQ(test, e.slot, 3);
+	KUNIT_EXPECT_EQ(test, e.gen, gen);
+	KUNIT_EXPECT_EQ(test, e.flags, 0);
+	/* Fired: disarmed, the generation kept; a cancel finds it so. */
+	KUNIT_EXPECT_EQ(test, tb.slots[3].seq, gen << 1);
+	KUNIT_EXPECT_FALSE(test, htw_tb_cancel(&tb, 3));
+	KUNIT_EXPECT_EQ(test, tb.hdr->next_wakeup_ns, U64_MAX);
+}
+
+/* The racing user space of the ABA case: cancel, then arm again. */
+static struct htw_tb *htw_aba_tb;
+static u64 htw_aba_gen;
+static bool htw_aba_cancelled;
+
+static void htw_aba_cancel_and_rearm(struct htw_table2_slot *slot)
+{
+	u32 n = slot - htw_aba_tb->slots;
+	u64 deadline = slot->deadline_ns[(slot->seq >> 1) & 1];
+
+	kunit_deactivate_static_stub(kunit_get_current_test(), htw_table2_claim_race);
+	htw_aba_cancelled = htw_tb_cancel(htw_aba_tb, n);
+	htw_aba_gen = htw_tb_arm(htw_aba_tb, n, deadline);
+}
+
+static void htw_table2_claim_loses_to_cancel_and_rearm(struct kunit *test)
+{
+	struct htw_table2_cqe e;
+	struct htw_tb tb;
+	u64 first, d = T0 + 2 * MS;
+	u32 n;
+
+	htw_tb_new(test, &tb, 4);
+	first = htw_tb_arm(&tb, 1, d);
+	KUNIT_ASSERT_EQ(test, htw_wheel_table_enter(tb.w), 1);
+	htw_aba_tb = &tb;
+	htw_aba_cancelled = false;
+	kunit_activate_static_stub(test, htw_table2_claim_race, htw_aba_cancel_and_rearm);
+	n = htw_tb_at(&tb, d);
+	/* User space was told the first arming is cancelled. */
+	KUNIT_EXPECT_TRUE(test, htw_aba_cancelled);
+	KUNIT_EXPECT_EQ(test, htw_aba_gen, first + 2);
+	/* The new arming was submitted again (it found the slot not armed). */
+	KUNIT_EXPECT_EQ(test, tb.pushes, 2);
+	/* The claim of the first failed: its record never comes. */
+	n += htw_tb_at(&tb, d + MS);
+	n += htw_tb_at(&tb, d + 2 * MS);
+	KUNIT_ASSERT_EQ(test, n, 1);
+	e = htw_tb_take(&tb);
+	KUNIT_EXPECT_EQ(test, e.slot, 1);
+	KUNIT_EXPECT_EQ(test, e.gen, htw_aba_gen);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, d + 10 * MS), 0);
+	KUNIT_EXPECT_EQ(test, tb.hdr->cq_tail, 1);
+}
+
+/* Submitted once until taken in; a later move pushes nothing. */
+static void htw_table2_queued_once(struct kunit *test)
+{
+	struct htw_tb tb;
+
+	htw_tb_new(test, &tb, 8);
+	htw_tb_arm(&tb, 5, T0 + 10 * MS);
+	/* Earlier, but still queued: no second submission. */
+	htw_tb_arm(&tb, 5, T0 + 3 * MS);
+	KUNIT_EXPECT_EQ(test, tb.pushes, 1);
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 1);
+	KUNIT_EXPECT_EQ(test, tb.slots[5].queued, 0);
+	/* Later: nothing to submit; the kernel moves it at the old tick. */
+	htw_tb_arm(&tb, 5, T0 + 8 * MS);
+	KUNIT_EXPECT_EQ(test, tb.pushes, 1);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 3 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 7 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 8 * MS), 1);
+	/* Cancelled before intake: the kernel reads it once, writes nothing. */
+	htw_tb_arm(&tb, 6, T0 + 9 * MS);
+	KUNIT_EXPECT_TRUE(test, htw_tb_cancel(&tb, 6));
+	KUNIT_EXPECT_EQ(test, htw_wheel_table_enter(tb.w), 1);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 20 * MS), 0);
+}
+
+/* 2048 slots due at one tick, a ring of 256: every record once. */
+static void htw_table2_small_ring_delivers_all_once(struct kunit *test)
+{
+	const u32 n = 2048;
+	unsigned long *seen = kunit_kzalloc(test, BITS_TO_LONGS(n) * sizeof(long),
+					    GFP_KERNEL);
+	u64 now = T0 + MS, *gen = kunit_kcalloc(test, n, sizeof(*gen), GFP_KERNEL);
+	struct htw_tb tb;
+	u32 i, got = 0, ring;
+
+	KUNIT_ASSERT_NOT_NULL(test, seen);
+	KUNIT_ASSERT_NOT_NULL(test, gen);
+	htw_tb_new(test, &tb, n);
+	ring = tb.hdr->cq_mask + 1;
+	KUNIT_EXPECT_EQ(test, ring, 256);
+	for (i = 0; i < n; i++)
+		gen[i] = htw_tb_arm(&tb, i, T0 + MS);
+	while (tb.hdr->sq_head != n)
+		KUNIT_ASSERT_GT(test, htw_wheel_table_enter(tb.w), 0);
+	for (i = 0; i < 200 && got < n; i++) {
+		htw_tb_at(&tb, now);
+		/* The tail before the records, as a consumer must. */
+		while (tb.cq_head != smp_load_acquire(&tb.hdr->cq_tail)) {
+			struct htw_table2_cqe e = htw_tb_take(&tb);
+
+			KUNIT_ASSERT_LT(test, e.slot, n);
+			KUNIT_EXPECT_EQ(test, e.gen, gen[e.slot]);
+			KUNIT_EXPECT_FALSE(test, test_and_set_bit(e.slot, seen));
+			got++;
+		}
+		htw_wheel_table_room_made(tb.w);
+		now += MS;
+	}
+	KUNIT_EXPECT_EQ(test, got, n);
+	KUNIT_EXPECT_GT(test, tb.hdr->cq_waits, 0);
+}
+
+static struct kunit_case htwheel_table2_cases[] = {
+	KUNIT_CASE(htw_table2_fires_with_its_generation),
+	KUNIT_CASE(htw_table2_claim_loses_to_cancel_and_rearm),
+	KUNIT_CASE(htw_table2_queued_once),
+	KUNIT_CASE(htw_table2_small_ring_delivers_all_once),
+	{}
+};
+
+static struct kunit_suite htwheel_table2_suite = {
+	.name = "htwheel_table2",
+	.suite_init = htw_t_high_res,
+	.test_cases = htwheel_table2_cases,
+};
+
+kunit_test_suites(&htw_table_suite, &htwheel_table2_suite, &htw_table_race_suite,
 		  &htw_table_bounds_suite);

@@ -356,61 +356,91 @@ static void reap_all(struct table2 *t, struct gens *g, uint64_t *bad)
 	}
 }
 
-TEST(every_arming_ends_exactly_once)
+/* What a cycling run saw. */
+struct cycled {
+	uint64_t cycles, bad, unended, fired, cancelled, rings;
+};
+
+/*
+ * Cancel (every other cancel a quiet one with @quiet) and arm again at the
+ * same deadline, over every slot of @t, for @ns, while another thread rings
+ * the doorbell; then let the last armings fire and read every record.  The
+ * generations' fates are in @g, freed here.
+ */
+static int cycle(struct table2 *t, struct gens *g, int quiet, uint64_t ns,
+		 struct cycled *c)
 {
-	uint64_t end, d = 0, cycles = 0, bad = 0, unended = 0, fired = 0, cancelled = 0;
-	static struct gens g[CYCLE_SLOTS];
-	struct ringer r = {};
-	struct table2 t;
+	uint64_t end, d = 0;
+	struct ringer r = { .fd = t->fd };
 	pthread_t ringer;
 	uint32_t i;
 
-	if (!htw_test_table_or_skip(_metadata))
-		return;
-	ASSERT_EQ(0, table2_open(&t, CYCLE_SLOTS));
-	r.fd = t.fd;
-	ASSERT_EQ(0, pthread_create(&ringer, NULL, ring_doorbell, &r));
-	end = now_ns() + CYCLE_SECONDS * SEC;
-	while (cycles < CYCLES && now_ns() < end) {
+	memset(c, 0, sizeof(*c));
+	if (pthread_create(&ringer, NULL, ring_doorbell, &r))
+		return -1;
+	end = now_ns() + ns;
+	while (c->cycles < CYCLES && now_ns() < end) {
 		if (now_ns() > d + CYCLE_WINDOW)
 			d = now_ns() + MS;
-		for (i = 0; i < CYCLE_SLOTS; i++, cycles++) {
-			uint64_t cur = t.slots[i].seq >> 1;
+		for (i = 0; i < CYCLE_SLOTS; i++, c->cycles++) {
+			uint64_t cur = t->slots[i].seq >> 1;
 
-			if (cur && cancel(&t, i))
-				ASSERT_EQ(0, gen_set(&g[i], cur, CANCELLED));
-			ASSERT_EQ(0, gen_set(&g[i], arm_how(&t, i, d, 1), ARMED));
+			if (cur && quiet && (c->cycles & 1)) {
+				cancel_quiet(t, i);
+				if (gen_set(&g[i], cur, QUIET))
+					return -1;
+			} else if (cur && cancel(t, i) && gen_set(&g[i], cur, CANCELLED)) {
+				return -1;
+			}
+			if (gen_set(&g[i], arm_how(t, i, d, 1), ARMED))
+				return -1;
 		}
-		reap_all(&t, g, &bad);
+		reap_all(t, g, &c->bad);
 	}
 	/* The last armings fire; then every one has ended. */
 	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
 	pthread_join(ringer, NULL);
-	while (ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 0) < 0 && errno == EINTR)
+	c->rings = r.rings;
+	while (ioctl(t->fd, HTW_IOC_TABLE2_ENTER, 0) < 0 && errno == EINTR)
 		;
 	end = now_ns() + 5 * SEC;
 	do {
-		poll(&(struct pollfd){ .fd = t.fd, .events = POLLIN }, 1, 100);
-		reap_all(&t, g, &bad);
-		unended = 0;
+		poll(&(struct pollfd){ .fd = t->fd, .events = POLLIN }, 1, 100);
+		reap_all(t, g, &c->bad);
+		c->unended = 0;
 		for (i = 0; i < CYCLE_SLOTS; i++)
 			for (uint64_t k = 0; k < g[i].size; k++)
-				unended += g[i].state[k] == ARMED;
-	} while (unended && now_ns() < end);
+				c->unended += g[i].state[k] == ARMED;
+	} while (c->unended && now_ns() < end);
 	for (i = 0; i < CYCLE_SLOTS; i++) {
 		for (uint64_t k = 0; k < g[i].size; k++) {
-			fired += g[i].state[k] == FIRED;
-			cancelled += g[i].state[k] == CANCELLED;
+			c->fired += g[i].state[k] == FIRED;
+			c->cancelled += g[i].state[k] == CANCELLED;
 		}
 		free(g[i].state);
+		g[i].state = NULL;
+		g[i].size = 0;
 	}
+	return 0;
+}
+
+TEST(every_arming_ends_exactly_once)
+{
+	static struct gens g[CYCLE_SLOTS];
+	struct table2 t;
+	struct cycled c;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, CYCLE_SLOTS));
+	ASSERT_EQ(0, cycle(&t, g, 0, CYCLE_SECONDS * SEC, &c));
 	ksft_print_msg("%llu cycles: %llu armings fired, %llu cancelled; the other thread rang %llu times\n",
-		       (unsigned long long)cycles, (unsigned long long)fired,
-		       (unsigned long long)cancelled, (unsigned long long)r.rings);
-	EXPECT_EQ(0, bad) TH_LOG("records of armings that were cancelled, or never made");
-	EXPECT_EQ(0, unended) TH_LOG("armings that neither fired nor were cancelled");
-	EXPECT_LT(0, fired);
-	EXPECT_LT(0, cancelled);
+		       (unsigned long long)c.cycles, (unsigned long long)c.fired,
+		       (unsigned long long)c.cancelled, (unsigned long long)c.rings);
+	EXPECT_EQ(0, c.bad) TH_LOG("records of armings that were cancelled, or never made");
+	EXPECT_EQ(0, c.unended) TH_LOG("armings that neither fired nor were cancelled");
+	EXPECT_LT(0, c.fired);
+	EXPECT_LT(0, c.cancelled);
 	table2_close(&t);
 }
 
@@ -423,12 +453,10 @@ TEST(every_arming_ends_exactly_once)
  */
 TEST(a_quiet_cancel_is_a_store)
 {
-	uint64_t end, d = 0, cycles = 0, bad = 0, unended = 0;
 	static struct gens g[CYCLE_SLOTS];
 	struct htw_table2_cqe e;
-	struct ringer r = {};
 	struct table2 t;
-	pthread_t ringer;
+	struct cycled c;
 	uint32_t i;
 
 	if (!htw_test_table_or_skip(_metadata))
@@ -444,47 +472,10 @@ TEST(a_quiet_cancel_is_a_store)
 	}
 	usleep(100 * 1000);
 	EXPECT_EQ(0, take(&t, &e));
-	memset(g, 0, sizeof(g));
-	r.fd = t.fd;
-	ASSERT_EQ(0, pthread_create(&ringer, NULL, ring_doorbell, &r));
-	end = now_ns() + CYCLE_SECONDS * SEC / 2;
-	while (cycles < CYCLES && now_ns() < end) {
-		if (now_ns() > d + CYCLE_WINDOW)
-			d = now_ns() + MS;
-		for (i = 0; i < CYCLE_SLOTS; i++, cycles++) {
-			uint64_t cur = t.slots[i].seq >> 1;
-
-			if (cur && (cycles & 1)) {
-				cancel_quiet(&t, i);
-				ASSERT_EQ(0, gen_set(&g[i], cur, QUIET));
-			} else if (cur && cancel(&t, i)) {
-				ASSERT_EQ(0, gen_set(&g[i], cur, CANCELLED));
-			}
-			ASSERT_EQ(0, gen_set(&g[i], arm_how(&t, i, d, 1), ARMED));
-		}
-		reap_all(&t, g, &bad);
-	}
-	__atomic_store_n(&r.stop, 1, __ATOMIC_RELAXED);
-	pthread_join(ringer, NULL);
-	while (ioctl(t.fd, HTW_IOC_TABLE2_ENTER, 0) < 0 && errno == EINTR)
-		;
-	end = now_ns() + 5 * SEC;
-	do {
-		poll(&(struct pollfd){ .fd = t.fd, .events = POLLIN }, 1, 100);
-		reap_all(&t, g, &bad);
-		unended = 0;
-		for (i = 0; i < CYCLE_SLOTS; i++)
-			for (uint64_t k = 0; k < g[i].size; k++)
-				unended += g[i].state[k] == ARMED;
-	} while (unended && now_ns() < end);
-	for (i = 0; i < CYCLE_SLOTS; i++) {
-		free(g[i].state);
-		g[i].state = NULL;
-		g[i].size = 0;
-	}
-	ksft_print_msg("%llu cycles, half of the cancels quiet\n", (unsigned long long)cycles);
-	EXPECT_EQ(0, bad) TH_LOG("records of armings cancelled by an exchange, or twice");
-	EXPECT_EQ(0, unended);
+	ASSERT_EQ(0, cycle(&t, g, 1, CYCLE_SECONDS * SEC / 2, &c));
+	ksft_print_msg("%llu cycles, half of the cancels quiet\n", (unsigned long long)c.cycles);
+	EXPECT_EQ(0, c.bad) TH_LOG("records of armings cancelled by an exchange, or twice");
+	EXPECT_EQ(0, c.unended);
 	table2_close(&t);
 }
 
