@@ -1067,14 +1067,35 @@ static int htw_file_create_table(struct htw_file *hf, struct htw_table_setup *ts
 }
 
 /*
- * The table's wheel has the file's geometry, so the file's wheel is made
- * first, as a first schedule would make it (HTW_IOC_SETUP is over then).
+ * The geometry of a table of @entries slots, either version: the file's,
+ * so the file's wheel is made first, as a first schedule would make it
+ * (HTW_IOC_SETUP is over then), with room for the slots.  0, -EINVAL for
+ * 0 or more slots than max_pending, or the wheel's error.
  */
+static int htw_file_table_geometry(struct htw_file *hf, u32 entries,
+				   struct htw_geometry *geo)
+{
+	struct htw_wheel *wheel;
+
+	if (!entries)
+		return -EINVAL;
+	if (entries > min_t(u64, READ_ONCE(max_pending), HTW_MAX_PENDING)) {
+		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_MAX_PENDING, -EINVAL);
+		return -EINVAL;
+	}
+	wheel = htw_file_wheel(hf);
+	if (IS_ERR(wheel))
+		return PTR_ERR(wheel);
+	htw_wheel_geometry(wheel, geo);
+	geo->max_pending = entries;
+	return 0;
+}
+
+/* The first version: the file holds the table; one a file. */
 static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
 {
 	struct htw_table_setup ts, in;
 	struct htw_geometry geo;
-	struct htw_wheel *wheel;
 	int ret;
 
 	if (copy_from_user(&ts, argp, sizeof(ts)))
@@ -1082,17 +1103,9 @@ static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
 	in = ts;
 	if (ts.flags || !htw_all_zero(ts.reserved, ARRAY_SIZE(ts.reserved)))
 		return -EINVAL;
-	if (!ts.entries)
-		return -EINVAL;
-	if (ts.entries > min_t(u64, READ_ONCE(max_pending), HTW_MAX_PENDING)) {
-		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_MAX_PENDING, -EINVAL);
-		return -EINVAL;
-	}
-	wheel = htw_file_wheel(hf);
-	if (IS_ERR(wheel))
-		return PTR_ERR(wheel);
-	htw_wheel_geometry(wheel, &geo);
-	geo.max_pending = ts.entries;
+	ret = htw_file_table_geometry(hf, ts.entries, &geo);
+	if (ret)
+		return ret;
 	/*
 	 * The answer, which depends on the size alone, outside the lock, as
 	 * in htw_ioc_api(); if the table then cannot be made, it stays.
@@ -1113,30 +1126,22 @@ static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
 }
 
 /*
- * A version 2 table, an object of its own with the file's geometry (so
- * the file's wheel is made first, as for HTW_IOC_TABLE_SETUP), clock,
- * time namespace and user; the file keeps nothing of it.
+ * A version 2 table, an object of its own with the file's geometry,
+ * clock, time namespace and user; the file keeps nothing of it.
  */
 static long htw_ioc_table2_create(struct htw_file *hf, void __user *argp)
 {
 	struct htw_table2_setup ts;
 	struct htw_geometry geo;
-	struct htw_wheel *wheel;
+	int ret;
 
 	if (copy_from_user(&ts, argp, sizeof(ts)))
 		return -EFAULT;
-	if (ts.flags || !htw_all_zero(ts.reserved, ARRAY_SIZE(ts.reserved)) ||
-	    !ts.entries)
+	if (ts.flags || !htw_all_zero(ts.reserved, ARRAY_SIZE(ts.reserved)))
 		return -EINVAL;
-	if (ts.entries > min_t(u64, READ_ONCE(max_pending), HTW_MAX_PENDING)) {
-		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_MAX_PENDING, -EINVAL);
-		return -EINVAL;
-	}
-	wheel = htw_file_wheel(hf);
-	if (IS_ERR(wheel))
-		return PTR_ERR(wheel);
-	htw_wheel_geometry(wheel, &geo);
-	geo.max_pending = ts.entries;
+	ret = htw_file_table_geometry(hf, ts.entries, &geo);
+	if (ret)
+		return ret;
 	return htw_table_obj_create(&geo, hf->quota, &hf->timens, &ts, argp);
 }
 
