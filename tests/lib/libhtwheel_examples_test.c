@@ -67,7 +67,7 @@ struct report {
 	struct conn c[MAX_CONNS];
 	int recv_lines, timer_lines;	/* io_uring: socket and htwheel completions */
 	unsigned long timer_line_records;
-	int reap_lines;			/* --table: records from htw_table_reap() */
+	int reap_lines;			/* --table: records from htw_table2_reap() */
 	int still_open, summaries;
 	unsigned long sum_by_timer, sum_by_peer, sum_records;
 	unsigned long sum_sock_cqes, sum_timer_cqes;

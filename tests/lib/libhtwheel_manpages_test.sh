@@ -11,12 +11,10 @@ cd "$mandir" || exit 1
 pages=$(ls man*/*.[0-9] 2>/dev/null)
 funcs="htw_open htw_close htw_fd htw_now htw_schedule htw_schedule_many
 htw_cancel htw_cancel_many htw_rearm htw_rearm_many htw_read htw_wait htw_drain htw_stats
-htw_set_eventfd htw_parse_duration htw_ms htw_us htw_sec htw_table_setup
-htw_table_close htw_table_enter htw_table_arm htw_table_rearm htw_table_cancel
-htw_table_peek htw_table_advance htw_table_reap htw_table2_create
-htw_table2_close htw_table2_enter htw_table2_arm htw_table2_cancel htw_table2_cancel_quiet
-htw_table2_gen
-htw_table2_peek htw_table2_advance htw_table2_reap libhtwheel"
+htw_set_eventfd htw_parse_duration htw_ms htw_us htw_sec htw_table2_create
+htw_table2_close htw_table2_enter htw_table2_stats htw_table2_arm htw_table2_cancel
+htw_table2_cancel_quiet htw_table2_gen htw_table2_peek htw_table2_advance
+htw_table2_reap libhtwheel"
 
 if ! command -v man >/dev/null; then
 	echo "1..0 # SKIP man is not installed"

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -833,52 +834,58 @@ TEST_F(lib, eventfd_errors)
 	close(fd);
 }
 
-/* ---- the shared timer table: htw_table_* ---- */
+/* ---- the timer table: htw_table2_* ---- */
 
 #define TABLE_ENTRIES	64
 #define HOUR		(3600 * HTW_NSEC_PER_SEC)
 
-/* Wait for the table's next record and reap it: 1, or -errno. */
-static int table_reap_one(struct htw *h, struct htw_table *t,
-			  struct htw_table_cqe *c)
+/* Wait on the table's descriptor for its next record and reap it: 1, or -errno. */
+static int table_reap_one(struct htw_table2 *t, struct htw_table2_cqe *c)
 {
 	uint64_t end = mono_ns() + (uint64_t)NEVER_MS * MS;
 	int ret;
 
 	for (;;) {
-		ret = htw_table_reap(t, c, 1);
+		ret = htw_table2_reap(t, c, 1);
 		if (ret)
 			return ret;
 		if (mono_ns() >= end)
 			return -ETIMEDOUT;
-		ret = htw_wait(h, (int64_t)(end - mono_ns()));
+		ret = poll(&(struct pollfd){ .fd = t->fd, .events = POLLIN }, 1,
+			   (int)((end - mono_ns()) / MS) + 1);
 		if (ret < 0)
-			return ret;
+			return -errno;
 	}
+}
+
+/* No record comes on the table's descriptor for @ms. */
+static int table_quiet_for(struct htw_table2 *t, int ms)
+{
+	return poll(&(struct pollfd){ .fd = t->fd, .events = POLLIN }, 1, ms);
 }
 
 /*
  * A round too slow to tell: disarm @slot, give a record it may have fired
  * time to come, and throw away whatever came.
  */
-static void table_discard(struct htw_table *t, uint32_t slot)
+static void table_discard(struct htw_table2 *t, uint32_t slot)
 {
-	struct htw_table_cqe c[8];
+	struct htw_table2_cqe c[8];
 
-	htw_table_cancel(t, slot);
+	htw_table2_cancel(t, slot);
 	usleep(200 * 1000);
-	while (htw_table_reap(t, c, 8) > 0)
+	while (htw_table2_reap(t, c, 8) > 0)
 		;
 }
 
-static uint32_t table_sq_tail(const struct htw_table *t)
+static uint32_t table_sq_tail(const struct htw_table2 *t)
 {
 	return __atomic_load_n(&t->hdr->sq_tail, __ATOMIC_RELAXED);
 }
 
 FIXTURE(table) {
 	struct htw *h;
-	struct htw_table *t;
+	struct htw_table2 *t;
 };
 
 FIXTURE_SETUP(table)
@@ -889,131 +896,70 @@ FIXTURE_SETUP(table)
 		return;
 	ret = htw_open(&self->h, NULL);
 	ASSERT_EQ(0, ret) TH_LOG("htw_open: %s", strerror(-ret));
-	ret = htw_table_setup(self->h, TABLE_ENTRIES, 0, &self->t);
-	ASSERT_EQ(0, ret) TH_LOG("htw_table_setup: %s", strerror(-ret));
+	ret = htw_table2_create(self->h, TABLE_ENTRIES, 0, &self->t);
+	ASSERT_EQ(0, ret) TH_LOG("htw_table2_create: %s", strerror(-ret));
 }
 
 FIXTURE_TEARDOWN(table)
 {
 	if (self->t)
-		EXPECT_EQ(0, htw_table_close(self->t));
+		EXPECT_EQ(0, htw_table2_close(self->t));
 	if (self->h)
 		EXPECT_EQ(0, htw_close(self->h));
 }
 
-TEST(table_setup_errors)
+TEST_F(table, create_layout)
 {
-	struct htw_table *t = (struct htw_table *)1, *t2;
-	struct htw_table_cqe c, *first;
-	struct htw *h;
-
-	if (!htw_test_table_or_skip(_metadata))
-		return;
-	ASSERT_EQ(0, htw_open(&h, NULL));
-	EXPECT_EQ(-EINVAL, htw_table_setup(NULL, 8, 0, &t));
-	EXPECT_EQ(NULL, t);		/* *tp is cleared on failure */
-	EXPECT_EQ(-EINVAL, htw_table_setup(h, 8, 0, NULL));
-	/* The kernel's refusals, passed on: they leave room for a table. */
-	EXPECT_EQ(-EINVAL, htw_table_setup(h, 0, 0, &t));
-	EXPECT_EQ(-EINVAL, htw_table_setup(h, UINT32_MAX, 0, &t));
-	EXPECT_EQ(-EINVAL, htw_table_setup(h, 8, 1, &t));
-	ASSERT_EQ(0, htw_table_setup(h, 8, 0, &t));
-	ASSERT_NE(NULL, t);
-	/* One table per instance. */
-	t2 = (struct htw_table *)1;
-	EXPECT_EQ(-EBUSY, htw_table_setup(h, 8, 0, &t2));
-	EXPECT_EQ(NULL, t2);
-	EXPECT_EQ(0, htw_table_close(t));
-
-	EXPECT_EQ(-EINVAL, htw_table_close(NULL));
-	EXPECT_EQ(-EINVAL, htw_table_enter(NULL));
-	EXPECT_EQ(-EINVAL, htw_table_arm(NULL, 0, 1, 0));
-	EXPECT_EQ(-EINVAL, htw_table_rearm(NULL, 0, 1));
-	EXPECT_EQ(-EINVAL, htw_table_cancel(NULL, 0));
-	EXPECT_EQ(-EINVAL, htw_table_peek(NULL, &first));
-	EXPECT_EQ(-EINVAL, htw_table_advance(NULL, 0));
-	EXPECT_EQ(-EINVAL, htw_table_reap(NULL, &c, 1));
-	EXPECT_EQ(0, htw_close(h));
-}
-
-/*
- * htw_table_close() only unmaps: the instance keeps its table (a second
- * one is refused) and its ordinary timers, whose records still go to
- * read() and never to the ring.
- */
-TEST(table_close_keeps_the_instance)
-{
-	struct htw_table *t;
-	struct htw_expiry r;
-	struct htw *h;
-
-	if (!htw_test_table_or_skip(_metadata))
-		return;
-	ASSERT_EQ(0, htw_open(&h, NULL));
-	ASSERT_EQ(0, htw_table_setup(h, 8, 0, &t));
-	ASSERT_EQ(0, htw_table_close(t));
-	EXPECT_EQ(-EBUSY, htw_table_setup(h, 8, 0, &t));
-	ASSERT_EQ(0, htw_schedule(h, 99, 10 * MS, 0, NULL));
-	ASSERT_EQ(1, read_one(h, &r));
-	EXPECT_EQ(99, r.cookie);
-	EXPECT_EQ(0, htw_close(h));
-}
-
-TEST_F(table, setup_layout)
-{
-	struct htw_table *t = self->t;
-	struct htw_table_cqe c, *first;
+	struct htw_table2 *t = self->t;
+	struct htw_table2_cqe c, *first;
 	uint32_t i;
 
-	EXPECT_EQ(htw_fd(self->h), t->fd);
+	EXPECT_NE(htw_fd(self->h), t->fd);
 	EXPECT_EQ(TABLE_ENTRIES, t->entries);
 	EXPECT_EQ(TABLE_ENTRIES - 1, t->sq_mask);	/* a power of two */
-	EXPECT_EQ(TABLE_ENTRIES - 1, t->cq_mask);
+	EXPECT_EQ(TABLE_ENTRIES - 1, t->cq_mask);	/* never larger than the table */
 	EXPECT_EQ(0, t->map_size % sysconf(_SC_PAGESIZE));
 	EXPECT_EQ((void *)t->hdr, t->map);
 	EXPECT_EQ(TABLE_ENTRIES, t->hdr->entries);
 	/* Nothing submitted: the kernel plans no look at the ring. */
 	EXPECT_EQ(UINT64_MAX, t->hdr->next_wakeup_ns);
 	for (i = 0; i < t->entries; i++)
-		ASSERT_EQ(0, t->slots[i].deadline_ns);
-	EXPECT_EQ(0, htw_table_enter(t));
-	EXPECT_EQ(0, htw_table_peek(t, &first));
-	EXPECT_EQ(-EINVAL, htw_table_reap(t, &c, 0));
-	EXPECT_EQ(0, htw_table_reap(t, &c, 1));
+		ASSERT_EQ(0, t->slots[i].seq);
+	EXPECT_EQ(0, htw_table2_enter(t));
+	EXPECT_EQ(0, htw_table2_peek(t, &first));
+	EXPECT_EQ(-EINVAL, htw_table2_reap(t, &c, 0));
+	EXPECT_EQ(0, htw_table2_reap(t, &c, 1));
 }
 
-TEST_F(table, arm_fires_once_with_its_cookie)
+TEST_F(table, arm_fires_once_with_its_generation)
 {
-	uint64_t d = htw_now(self->h) + 30 * MS;
-	struct htw_table_cqe c;
+	uint64_t d = htw_now(self->h) + 30 * MS, g;
+	struct htw_table2_cqe c;
 	struct htw_expiry r;
 
-	ASSERT_EQ(0, htw_table_arm(self->t, 5, d, 0xc0ffee));
-	ASSERT_EQ(1, table_reap_one(self->h, self->t, &c));
+	ASSERT_EQ(0, htw_table2_arm(self->t, 5, d, &g));
+	ASSERT_EQ(1, table_reap_one(self->t, &c));
 	EXPECT_LE(d, mono_ns());
 	EXPECT_EQ(5, c.slot);
-	EXPECT_EQ(0xc0ffee, c.cookie);
-	EXPECT_EQ(d, c.deadline_ns);
-	EXPECT_LE(d, c.expired_ns);
+	EXPECT_EQ(g, c.gen);
 	EXPECT_EQ(0, c.flags);
 	/* Fired: disarmed, nothing to cancel, no second record. */
-	EXPECT_EQ(0, htw_table_cancel(self->t, 5));
-	EXPECT_EQ(0, htw_wait(self->h, 50 * MS));
-	EXPECT_EQ(0, htw_table_reap(self->t, &c, 1));
-	/* The ring's records never go to read(). */
+	EXPECT_EQ(0, htw_table2_cancel(self->t, 5));
+	EXPECT_EQ(0, table_quiet_for(self->t, 50));
+	EXPECT_EQ(0, htw_table2_reap(self->t, &c, 1));
+	/* The table's records never go to the instance's read(). */
 	EXPECT_EQ(0, htw_read(self->h, &r, 1));
 }
 
 TEST_F(table, arm_in_the_past_fires_at_once)
 {
-	uint64_t d = htw_now(self->h) - MS;
-	struct htw_table_cqe c;
+	uint64_t d = htw_now(self->h) - MS, g;
+	struct htw_table2_cqe c;
 
-	ASSERT_EQ(0, htw_table_arm(self->t, 0, d, 1));
-	ASSERT_EQ(1, table_reap_one(self->h, self->t, &c));
+	ASSERT_EQ(0, htw_table2_arm(self->t, 0, d, &g));
+	ASSERT_EQ(1, table_reap_one(self->t, &c));
 	EXPECT_EQ(0, c.slot);
-	EXPECT_EQ(d, c.deadline_ns);
-	EXPECT_LE(d, c.expired_ns);
+	EXPECT_EQ(g, c.gen);
 }
 
 TEST_F(table, arm_errors_change_nothing)
@@ -1021,15 +967,13 @@ TEST_F(table, arm_errors_change_nothing)
 	uint64_t d = htw_now(self->h) + HOUR;
 	uint32_t tail = table_sq_tail(self->t);
 
-	EXPECT_EQ(-EINVAL, htw_table_arm(self->t, TABLE_ENTRIES, d, 1));
-	EXPECT_EQ(-EINVAL, htw_table_arm(self->t, UINT32_MAX, d, 1));
-	EXPECT_EQ(-EINVAL, htw_table_arm(self->t, 0, 0, 1));
-	EXPECT_EQ(-EINVAL, htw_table_rearm(self->t, TABLE_ENTRIES, d));
-	EXPECT_EQ(-EINVAL, htw_table_rearm(self->t, 0, 0));
-	EXPECT_EQ(-EINVAL, htw_table_cancel(self->t, TABLE_ENTRIES));
+	EXPECT_EQ(-EINVAL, htw_table2_arm(self->t, TABLE_ENTRIES, d, NULL));
+	EXPECT_EQ(-EINVAL, htw_table2_arm(self->t, UINT32_MAX, d, NULL));
+	EXPECT_EQ(-EINVAL, htw_table2_cancel(self->t, TABLE_ENTRIES));
+	EXPECT_EQ(-EINVAL, htw_table2_cancel_quiet(self->t, TABLE_ENTRIES));
 	EXPECT_EQ(tail, table_sq_tail(self->t));
-	EXPECT_EQ(0, self->t->slots[0].deadline_ns);
-	EXPECT_EQ(0, htw_table_cancel(self->t, 0));
+	EXPECT_EQ(0, self->t->slots[0].seq);
+	EXPECT_EQ(0, htw_table2_cancel(self->t, 0));
 }
 
 /*
@@ -1039,14 +983,14 @@ TEST_F(table, arm_errors_change_nothing)
  */
 TEST_F(table, cancelled_never_fires)
 {
-	struct htw_table_cqe c;
+	struct htw_table2_cqe c;
 	uint64_t t0, t1;
 	int round, ret = -1;
 
 	for (round = 0; round < 10; round++) {
 		t0 = htw_now(self->h);
-		ASSERT_EQ(0, htw_table_arm(self->t, 7, t0 + 20 * MS, 7));
-		ret = htw_table_cancel(self->t, 7);
+		ASSERT_EQ(0, htw_table2_arm(self->t, 7, t0 + 20 * MS, NULL));
+		ret = htw_table2_cancel(self->t, 7);
 		t1 = htw_now(self->h);
 		if (t1 - t0 < 20 * MS)
 			break;
@@ -1054,136 +998,107 @@ TEST_F(table, cancelled_never_fires)
 	}
 	ASSERT_GT(10, round) TH_LOG("no cancel within 20 ms of its arming in 10 rounds");
 	ASSERT_EQ(1, ret);
-	EXPECT_EQ(0, htw_table_cancel(self->t, 7));	/* twice */
-	EXPECT_EQ(0, htw_wait(self->h, 100 * MS));
+	EXPECT_EQ(0, htw_table2_cancel(self->t, 7));	/* twice */
+	EXPECT_EQ(0, table_quiet_for(self->t, 100));
 	EXPECT_LE(t1 + 100 * MS, mono_ns());
-	EXPECT_EQ(0, htw_table_reap(self->t, &c, 1));
+	EXPECT_EQ(0, htw_table2_reap(self->t, &c, 1));
 }
 
 /*
- * Moved later before it fired, a slot fires at the new time only, and the
- * move is a store alone: nothing goes on the submission ring.
+ * Moved later before it fired, a slot fires at the new time only, as the
+ * new generation, and the move is a store alone: nothing goes on the
+ * submission ring.
  */
-TEST_F(table, rearm_later_delays_the_record)
+TEST_F(table, a_later_deadline_is_a_store_and_fires_later)
 {
-	struct htw_table_cqe c;
-	uint64_t t0, t1, d2;
+	struct htw_table2_cqe c;
+	uint64_t t0, t1, d2, g1, g2;
 	uint32_t tail;
 	int round, ret = -1;
 
 	for (round = 0; round < 10; round++) {
 		t0 = htw_now(self->h);
-		ASSERT_EQ(0, htw_table_arm(self->t, 1, t0 + 20 * MS, 8));
+		ASSERT_EQ(0, htw_table2_arm(self->t, 1, t0 + 20 * MS, &g1));
 		tail = table_sq_tail(self->t);
 		d2 = t0 + 150 * MS;
-		ret = htw_table_rearm(self->t, 1, d2);
+		ret = htw_table2_arm(self->t, 1, d2, &g2);
 		t1 = htw_now(self->h);
 		if (t1 - t0 < 20 * MS)
 			break;
 		table_discard(self->t, 1);
 	}
-	ASSERT_GT(10, round) TH_LOG("no re-arm within 20 ms of its arming in 10 rounds");
+	ASSERT_GT(10, round) TH_LOG("no move within 20 ms of its arming in 10 rounds");
 	ASSERT_EQ(1, ret);
+	EXPECT_EQ(g1 + 1, g2);
 	EXPECT_EQ(tail, table_sq_tail(self->t));
-	ASSERT_EQ(1, table_reap_one(self->h, self->t, &c));
+	ASSERT_EQ(1, table_reap_one(self->t, &c));
 	EXPECT_LE(d2, mono_ns());
 	EXPECT_EQ(1, c.slot);
-	EXPECT_EQ(8, c.cookie);
-	EXPECT_EQ(d2, c.deadline_ns);
-	EXPECT_LE(d2, c.expired_ns);
-	EXPECT_EQ(0, htw_wait(self->h, 50 * MS));
+	EXPECT_EQ(g2, c.gen);
+	EXPECT_EQ(0, table_quiet_for(self->t, 50));
 }
 
 /* Brought forward from an hour to 20 ms, a slot is submitted and fires then. */
-TEST_F(table, rearm_earlier_fires_at_the_new_time)
+TEST_F(table, an_earlier_deadline_is_submitted_and_fires_then)
 {
-	struct htw_table_cqe c;
+	struct htw_table2_cqe c;
 	uint32_t tail;
-	uint64_t d;
+	uint64_t d, g;
 
-	ASSERT_EQ(0, htw_table_arm(self->t, 2, htw_now(self->h) + HOUR, 9));
+	ASSERT_EQ(0, htw_table2_arm(self->t, 2, htw_now(self->h) + HOUR, NULL));
+	ASSERT_LE(0, htw_table2_enter(self->t));	/* taken in: not queued */
 	tail = table_sq_tail(self->t);
 	d = htw_now(self->h) + 20 * MS;
-	ASSERT_EQ(1, htw_table_rearm(self->t, 2, d));
+	ASSERT_EQ(1, htw_table2_arm(self->t, 2, d, &g));
 	EXPECT_EQ(tail + 1, table_sq_tail(self->t));
-	ASSERT_EQ(1, table_reap_one(self->h, self->t, &c));
+	ASSERT_EQ(1, table_reap_one(self->t, &c));
 	EXPECT_LE(d, mono_ns());
 	EXPECT_EQ(2, c.slot);
-	EXPECT_EQ(9, c.cookie);
-	EXPECT_EQ(d, c.deadline_ns);
+	EXPECT_EQ(g, c.gen);
 }
 
-/* mod_timer()'s 0: a slot that fired or was never armed is armed anew. */
-TEST_F(table, rearm_after_fire_arms_anew)
+/* A slot that fired, or was never armed, is armed anew: 0. */
+TEST_F(table, arm_after_fire_arms_anew)
 {
-	struct htw_table_cqe c;
-	uint64_t d;
+	struct htw_table2_cqe c;
+	uint64_t d, g;
 
-	ASSERT_EQ(0, htw_table_arm(self->t, 3, htw_now(self->h) + 5 * MS, 11));
-	ASSERT_EQ(1, table_reap_one(self->h, self->t, &c));
+	ASSERT_EQ(0, htw_table2_arm(self->t, 3, htw_now(self->h) + 5 * MS, NULL));
+	ASSERT_EQ(1, table_reap_one(self->t, &c));
 	d = htw_now(self->h) + 20 * MS;
-	EXPECT_EQ(0, htw_table_rearm(self->t, 3, d));
-	ASSERT_EQ(1, table_reap_one(self->h, self->t, &c));
+	EXPECT_EQ(0, htw_table2_arm(self->t, 3, d, &g));
+	ASSERT_EQ(1, table_reap_one(self->t, &c));
 	EXPECT_EQ(3, c.slot);
-	EXPECT_EQ(11, c.cookie);		/* kept */
-	EXPECT_EQ(d, c.deadline_ns);
+	EXPECT_EQ(g, c.gen);
 	EXPECT_LE(d, mono_ns());
 
-	EXPECT_EQ(0, htw_table_rearm(self->t, 4, htw_now(self->h) + HOUR));
-	EXPECT_EQ(1, htw_table_cancel(self->t, 4));
+	EXPECT_EQ(0, htw_table2_arm(self->t, 4, htw_now(self->h) + HOUR, NULL));
+	EXPECT_EQ(1, htw_table2_cancel(self->t, 4));
 }
 
-/*
- * Arming an armed slot moves it and gives it the new cookie: the record
- * has that cookie and the new deadline, and there is only the one.
- */
-TEST_F(table, arm_armed_slot_moves_it_with_the_new_cookie)
-{
-	struct htw_table_cqe c;
-	uint64_t d;
-
-	ASSERT_EQ(0, htw_table_arm(self->t, 6, htw_now(self->h) + HOUR, 100));
-	d = htw_now(self->h) + 20 * MS;
-	ASSERT_EQ(1, htw_table_arm(self->t, 6, d, 200));
-	ASSERT_EQ(1, table_reap_one(self->h, self->t, &c));
-	EXPECT_EQ(6, c.slot);
-	EXPECT_EQ(200, c.cookie);
-	EXPECT_EQ(d, c.deadline_ns);
-	EXPECT_EQ(0, htw_wait(self->h, 50 * MS));
-
-	/* Same cookie: a plain move, later. */
-	ASSERT_EQ(0, htw_table_arm(self->t, 6, htw_now(self->h) + HOUR, 200));
-	EXPECT_EQ(1, htw_table_arm(self->t, 6, htw_now(self->h) + 2 * HOUR, 200));
-	EXPECT_EQ(1, htw_table_cancel(self->t, 6));
-}
-
-/* Every slot at once: each fires once, with its own cookie and deadline. */
+/* Every slot at once: each fires once, with its own generation. */
 TEST_F(table, every_slot_fires_once)
 {
-	struct htw_table_cqe c[16];
-	uint64_t deadline[TABLE_ENTRIES], now = htw_now(self->h);
+	struct htw_table2_cqe c[16];
+	uint64_t gen[TABLE_ENTRIES], now = htw_now(self->h);
 	int seen[TABLE_ENTRIES] = { 0 }, got = 0, n, i;
 
-	for (i = 0; i < TABLE_ENTRIES; i++) {
-		deadline[i] = now + (5 + i % 8) * MS;
-		ASSERT_EQ(0, htw_table_arm(self->t, i, deadline[i], 1000 + i));
-	}
+	for (i = 0; i < TABLE_ENTRIES; i++)
+		ASSERT_EQ(0, htw_table2_arm(self->t, i, now + (5 + i % 8) * MS, &gen[i]));
 	while (got < TABLE_ENTRIES) {
-		ASSERT_EQ(1, htw_wait(self->h, (int64_t)NEVER_MS * MS))
+		ASSERT_EQ(1, table_reap_one(self->t, c))
 			TH_LOG("%d records of %d", got, TABLE_ENTRIES);
-		n = htw_table_reap(self->t, c, 16);
+		n = htw_table2_reap(self->t, c + 1, 15);
 		ASSERT_LE(0, n);
-		for (i = 0; i < n; i++) {
+		for (i = 0; i <= n; i++) {
 			ASSERT_GT(TABLE_ENTRIES, c[i].slot);
 			EXPECT_EQ(0, seen[c[i].slot]) TH_LOG("slot %u twice", c[i].slot);
 			seen[c[i].slot]++;
-			EXPECT_EQ(1000 + c[i].slot, c[i].cookie);
-			EXPECT_EQ(deadline[c[i].slot], c[i].deadline_ns);
-			EXPECT_LE(c[i].deadline_ns, c[i].expired_ns);
+			EXPECT_EQ(gen[c[i].slot], c[i].gen);
 		}
-		got += n;
+		got += n + 1;
 	}
-	EXPECT_EQ(0, htw_wait(self->h, 20 * MS));
+	EXPECT_EQ(0, table_quiet_for(self->t, 20));
 }
 
 /*
@@ -1193,7 +1108,7 @@ TEST_F(table, every_slot_fires_once)
 TEST_F(table, peek_and_advance_across_the_wrap)
 {
 	const int n = 40;
-	struct htw_table_cqe *first;
+	struct htw_table2_cqe *first;
 	int round, got, ready, i, wrapped = 0;
 	uint32_t head;
 	uint64_t now;
@@ -1203,13 +1118,13 @@ TEST_F(table, peek_and_advance_across_the_wrap)
 
 		now = htw_now(self->h);
 		for (i = 0; i < n; i++)
-			ASSERT_EQ(0, htw_table_arm(self->t, i, now + 5 * MS, round));
+			ASSERT_EQ(0, htw_table2_arm(self->t, i, now + 5 * MS, NULL));
 		for (got = 0; got < n; got += ready) {
 			head = self->t->hdr->cq_head;
-			ready = htw_table_peek(self->t, &first);
+			ready = htw_table2_peek(self->t, &first);
 			ASSERT_LE(0, ready);
 			if (!ready) {
-				ASSERT_EQ(1, htw_wait(self->h, (int64_t)NEVER_MS * MS));
+				ASSERT_EQ(1, table_quiet_for(self->t, NEVER_MS));
 				continue;
 			}
 			EXPECT_EQ(&self->t->cq[head & self->t->cq_mask], first);
@@ -1217,15 +1132,15 @@ TEST_F(table, peek_and_advance_across_the_wrap)
 			wrapped |= (head & self->t->cq_mask) + ready == self->t->cq_mask + 1;
 			for (i = 0; i < ready; i++) {
 				ASSERT_GT(n, first[i].slot);
-				EXPECT_EQ(round, first[i].cookie);
+				EXPECT_EQ(round, first[i].gen);
 				EXPECT_EQ(0, seen[first[i].slot]++);
 			}
 			ASSERT_GE(n - got, ready);
 			/* More than the ring holds: never there, however many came. */
-			EXPECT_EQ(-EINVAL, htw_table_advance(self->t,
-							     self->t->cq_mask + 2));
-			EXPECT_EQ(0, htw_table_advance(self->t, 0));
-			ASSERT_EQ(0, htw_table_advance(self->t, ready));
+			EXPECT_EQ(-EINVAL, htw_table2_advance(self->t,
+							      self->t->cq_mask + 2));
+			EXPECT_EQ(0, htw_table2_advance(self->t, 0));
+			ASSERT_EQ(0, htw_table2_advance(self->t, ready));
 		}
 	}
 	EXPECT_TRUE(wrapped);
@@ -1233,97 +1148,98 @@ TEST_F(table, peek_and_advance_across_the_wrap)
 }
 
 /*
- * A small ring, many submissions: each arm of a cancelled slot is one.
- * The library makes room when the ring is full, so none is lost and every
- * call succeeds; the kernel took them in and found all of them valid, and
- * the last arming fires.
+ * A small ring, many armings of a slot cancelled each time: a slot is in
+ * the submission ring once at most, so the ring never holds more than the
+ * table, however many armings; none is lost, the kernel found all of them
+ * valid, and the last arming fires.
  */
-TEST(table_submission_ring_wraps_and_fills)
+TEST(table_submission_ring_never_overflows)
 {
-	struct htw_table_cqe c;
-	struct htw_table *t;
+	struct htw_table2_cqe c;
+	struct htw_table2 *t;
 	struct htw *h;
-	uint64_t d;
+	uint64_t d, g;
 	int i;
 
 	if (!htw_test_table_or_skip(_metadata))
 		return;
 	ASSERT_EQ(0, htw_open(&h, NULL));
-	ASSERT_EQ(0, htw_table_setup(h, 4, 0, &t));
+	ASSERT_EQ(0, htw_table2_create(h, 4, 0, &t));
 	ASSERT_EQ(3, t->sq_mask);
 	for (i = 0; i < 50; i++) {
-		ASSERT_EQ(0, htw_table_arm(t, 0, htw_now(h) + HOUR, i)) TH_LOG("round %d", i);
+		ASSERT_EQ(0, htw_table2_arm(t, i % 4, htw_now(h) + HOUR, NULL))
+			TH_LOG("round %d", i);
 		ASSERT_GE(4, t->hdr->sq_tail - t->hdr->sq_head);
-		ASSERT_EQ(1, htw_table_cancel(t, 0));
+		ASSERT_EQ(1, htw_table2_cancel(t, i % 4));
 	}
-	EXPECT_EQ(50, t->hdr->sq_tail);
-	EXPECT_LE(50 - 4, t->hdr->sq_head);
 	d = htw_now(h) + 20 * MS;
-	ASSERT_EQ(0, htw_table_arm(t, 0, d, 77));
-	ASSERT_EQ(1, table_reap_one(h, t, &c));
-	EXPECT_EQ(77, c.cookie);
-	EXPECT_EQ(d, c.deadline_ns);
-	EXPECT_EQ(0, htw_wait(h, 50 * MS));
+	ASSERT_EQ(0, htw_table2_arm(t, 0, d, &g));
+	ASSERT_EQ(1, table_reap_one(t, &c));
+	EXPECT_EQ(g, c.gen);
+	EXPECT_LE(d, mono_ns());
+	EXPECT_EQ(0, table_quiet_for(t, 50));
 	EXPECT_EQ(0, t->hdr->sq_invalid);
-	EXPECT_EQ(0, htw_table_close(t));
+	EXPECT_EQ(0, htw_table2_close(t));
 	EXPECT_EQ(0, htw_close(h));
 }
 
-/* Records wake poll() and the eventfd, and poll() stops once they are read. */
-TEST_F(table, records_wake_poll_and_eventfd)
+/*
+ * Records wake poll() and epoll on the table's descriptor, and poll()
+ * stops once they are read; the instance's descriptor stays quiet.
+ */
+TEST_F(table, records_wake_poll_and_epoll)
 {
-	struct pollfd p = { .fd = htw_fd(self->h), .events = POLLIN };
-	struct pollfd e = { .events = POLLIN };
-	struct htw_table_cqe c;
-	uint64_t v = 0;
+	struct pollfd p = { .fd = self->t->fd, .events = POLLIN };
+	struct pollfd i = { .fd = htw_fd(self->h), .events = POLLIN };
+	struct epoll_event ev = { .events = EPOLLIN }, got;
+	struct htw_table2_cqe c;
+	int ep = epoll_create1(EPOLL_CLOEXEC);
 
-	e.fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ASSERT_LE(0, e.fd);
-	ASSERT_EQ(0, htw_set_eventfd(self->h, e.fd));
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->t->fd, &ev));
 	EXPECT_EQ(0, poll(&p, 1, 0));
-	ASSERT_EQ(0, htw_table_arm(self->t, 0, htw_now(self->h) + 10 * MS, 5));
-	ASSERT_EQ(1, poll(&e, 1, NEVER_MS));
-	EXPECT_EQ(sizeof(v), read(e.fd, &v, sizeof(v)));
-	EXPECT_LE(1, v);
+	ASSERT_EQ(0, htw_table2_arm(self->t, 0, htw_now(self->h) + 10 * MS, NULL));
+	ASSERT_EQ(1, epoll_wait(ep, &got, 1, NEVER_MS));
+	EXPECT_TRUE(got.events & EPOLLIN);
 	EXPECT_EQ(1, poll(&p, 1, NEVER_MS));
-	ASSERT_EQ(1, htw_table_reap(self->t, &c, 1));
-	EXPECT_EQ(5, c.cookie);
+	EXPECT_EQ(0, poll(&i, 1, 0));
+	ASSERT_EQ(1, htw_table2_reap(self->t, &c, 1));
+	EXPECT_EQ(0, c.slot);
 	EXPECT_EQ(0, poll(&p, 1, 0));
-	close(e.fd);
+	close(ep);
 }
 
 /*
- * Records of the table and of ordinary timers go their own ways: read()
- * has the ordinary one only, the ring the slot's only.
+ * Records of the table and of the instance's timers go their own ways:
+ * read() has the instance's only, the ring the slot's only.
  */
 TEST_F(table, records_split_between_read_and_ring)
 {
-	struct htw_table_cqe c;
+	struct htw_table2_cqe c;
 	struct htw_expiry r;
 
 	ASSERT_EQ(0, htw_schedule(self->h, 1, 10 * MS, 0, NULL));
-	ASSERT_EQ(0, htw_table_arm(self->t, 9, htw_now(self->h) + 10 * MS, 2));
+	ASSERT_EQ(0, htw_table2_arm(self->t, 9, htw_now(self->h) + 10 * MS, NULL));
 	ASSERT_EQ(1, read_one(self->h, &r));
 	EXPECT_EQ(1, r.cookie);
-	ASSERT_EQ(1, table_reap_one(self->h, self->t, &c));
-	EXPECT_EQ(2, c.cookie);
+	ASSERT_EQ(1, table_reap_one(self->t, &c));
 	EXPECT_EQ(9, c.slot);
 	EXPECT_EQ(0, htw_read(self->h, &r, 1));
-	EXPECT_EQ(0, htw_table_reap(self->t, &c, 1));
+	EXPECT_EQ(0, htw_table2_reap(self->t, &c, 1));
 }
 
 /*
  * The documented split: one thread produces (arms), another consumes
- * (reaps), at once.  Each slot is armed again, with a new cookie, as soon
- * as its last record was reaped; every arming fires exactly once.
+ * (reaps), at once.  Each slot is armed again as soon as its last record
+ * was reaped; every arming fires exactly once, under its generation.
  */
 #define CONC_ROUNDS	5
 
 struct table_consumer {
-	struct htw *h;
-	struct htw_table *t;
+	struct htw_table2 *t;
+	uint64_t gen[TABLE_ENTRIES];	/* the arming in flight, per slot */
 	int fired[TABLE_ENTRIES];	/* records reaped per slot */
-	int bad;			/* records with the wrong slot or cookie */
+	int bad;			/* records with the wrong slot or generation */
 	int ret;			/* 0, or the error that stopped it */
 };
 
@@ -1332,12 +1248,12 @@ static void *table_consume(void *arg)
 	struct table_consumer *tc = arg;
 	uint64_t end = mono_ns() + (uint64_t)NEVER_MS * MS;
 	int total = 0, n, i, f;
-	struct htw_table_cqe c[8];
+	struct htw_table2_cqe c[8];
 
 	while (total < CONC_ROUNDS * TABLE_ENTRIES && mono_ns() < end) {
-		n = htw_wait(tc->h, 100 * MS);
+		n = poll(&(struct pollfd){ .fd = tc->t->fd, .events = POLLIN }, 1, 100);
 		if (n >= 0)
-			n = htw_table_reap(tc->t, c, 8);
+			n = htw_table2_reap(tc->t, c, 8);
 		if (n < 0) {
 			tc->ret = n;
 			return NULL;
@@ -1348,7 +1264,7 @@ static void *table_consume(void *arg)
 				continue;
 			}
 			f = __atomic_load_n(&tc->fired[c[i].slot], __ATOMIC_RELAXED);
-			if (c[i].cookie != (uint64_t)f * 1000 + c[i].slot)
+			if (c[i].gen != __atomic_load_n(&tc->gen[c[i].slot], __ATOMIC_ACQUIRE))
 				tc->bad++;
 			__atomic_store_n(&tc->fired[c[i].slot], f + 1, __ATOMIC_RELEASE);
 		}
@@ -1360,7 +1276,7 @@ static void *table_consume(void *arg)
 
 TEST_F(table, producer_and_consumer_threads)
 {
-	struct table_consumer tc = { .h = self->h, .t = self->t };
+	struct table_consumer tc = { .t = self->t };
 	uint64_t end = mono_ns() + (uint64_t)NEVER_MS * MS;
 	pthread_t thr;
 	int round, i;
@@ -1374,9 +1290,11 @@ TEST_F(table, producer_and_consumer_threads)
 				usleep(100);
 			if (mono_ns() >= end)
 				break;
-			ASSERT_EQ(0, htw_table_arm(self->t, i,
-						   htw_now(self->h) + (1 + i % 5) * MS,
-						   (uint64_t)round * 1000 + i));
+			/* The generation it will get, before the kernel can fire it. */
+			__atomic_store_n(&tc.gen[i], htw_table2_gen(self->t, i) + 1,
+					 __ATOMIC_RELEASE);
+			ASSERT_EQ(0, htw_table2_arm(self->t, i,
+						    htw_now(self->h) + (1 + i % 5) * MS, NULL));
 		}
 	}
 	ASSERT_EQ(0, pthread_join(thr, NULL));
@@ -1447,19 +1365,6 @@ TEST(parse_duration_bad)
 	EXPECT_EQ(-EINVAL, htw_parse_duration("1s", NULL));
 }
 
-/* The version 2 table: a record of a generation, waited for on its fd. */
-static int table2_reap_one(struct htw_table2 *t, struct htw_table2_cqe *c)
-{
-	for (int i = 0; i < 50; i++) {
-		int n = htw_table2_reap(t, c, 1);
-
-		if (n)
-			return n;
-		poll(&(struct pollfd){ .fd = t->fd, .events = POLLIN }, 1, 100);
-	}
-	return 0;
-}
-
 TEST(table2_errors)
 {
 	struct htw_table2 *t = (struct htw_table2 *)1;
@@ -1525,7 +1430,7 @@ TEST(table2_generations_and_records)
 	EXPECT_EQ(0, htw_table2_arm(t, 3, d, &g3));
 	EXPECT_EQ(g2 + 3, g3);
 	EXPECT_EQ(0, htw_close(h));
-	ASSERT_EQ(1, table2_reap_one(t, &c));
+	ASSERT_EQ(1, table_reap_one(t, &c));
 	EXPECT_LE(d, mono_ns());
 	EXPECT_EQ(3, c.slot);
 	EXPECT_EQ(g3, c.gen);

@@ -254,6 +254,47 @@ TEST(refusals_change_nothing)
 	table2_close(&t);
 }
 
+/* The handshake reports the table and the device file's ioctl that makes one. */
+TEST(api_reports_the_table)
+{
+	struct htw_api api = { .api = HTW_API_VERSION,
+			       .features = HTW_FEATURE_TABLE };
+	int fd = open("/dev/htwheel", O_RDWR | O_CLOEXEC);
+
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, HTW_IOC_API, &api));
+	EXPECT_TRUE(api.features & HTW_FEATURE_TABLE);
+	EXPECT_TRUE(api.ioctls & (1ULL << _IOC_NR(HTW_IOC_TABLE2_CREATE)));
+	close(fd);
+}
+
+/*
+ * mmap() maps the whole table from offset 0, shared, or nothing; a second
+ * mapping is the same memory.
+ */
+TEST(mmap_refusals)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct table2 t;
+	void *p;
+
+	if (!htw_test_table_or_skip(_metadata))
+		return;
+	ASSERT_EQ(0, table2_open(&t, 16));
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, t.fd, page);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, t.ts.mmap_size + page, PROT_READ, MAP_SHARED, t.fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, t.fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	t.slots[3].deadline_ns[1] = 77;
+	EXPECT_EQ(77, ((struct htw_table2_slot *)((char *)p + t.ts.slots_off))[3].deadline_ns[1]);
+	munmap(p, page);
+	table2_close(&t);
+}
+
 /* The table outlives the device file; poll and stats are the table's. */
 TEST(the_table_is_an_object_of_its_own)
 {

@@ -303,12 +303,10 @@ static int foreign_child(int fd, int table)
 			"relative schedule: errno %d, not EXDEV", errno);
 	HTW_CHILD_CHECK(ioctl(fd, HTW_IOC_REARM, &rq) == -1 && errno == EXDEV,
 			"rearm: errno %d, not EXDEV", errno);
-	HTW_CHILD_CHECK(ioctl(fd, HTW_IOC_TABLE_ENTER, 0) == -1 && errno == EXDEV,
-			"doorbell: errno %d, not EXDEV", errno);
 	HTW_CHILD_CHECK(ioctl(table, HTW_IOC_TABLE2_ENTER, 0) == -1 && errno == EXDEV,
-			"version 2 doorbell: errno %d, not EXDEV", errno);
+			"doorbell: errno %d, not EXDEV", errno);
 	HTW_CHILD_CHECK(ioctl(fd, HTW_IOC_TABLE2_CREATE, &t2) == -1 && errno == EXDEV,
-			"version 2 table made: errno %d, not EXDEV", errno);
+			"table made: errno %d, not EXDEV", errno);
 	HTW_CHILD_CHECK(!ioctl(fd, HTW_IOC_STATS, &st), "stats: errno %d", errno);
 	HTW_CHILD_CHECK(st.scheduled == 0, "%llu scheduled",
 			(unsigned long long)st.scheduled);
@@ -336,7 +334,6 @@ static int foreign_helper(int fd, int table)
 TEST(a_file_used_from_another_time_namespace_refuses_times)
 {
 	struct htw_table2_setup t2 = { .entries = 4 };
-	struct htw_table_setup ts = { .entries = 4 };
 	struct htw_stats st = { 0 };
 	int fd, table, status;
 	pid_t pid;
@@ -347,7 +344,6 @@ TEST(a_file_used_from_another_time_namespace_refuses_times)
 		SKIP(return, "needs CAP_SYS_ADMIN for unshare(CLONE_NEWTIME)");
 	fd = ns_open(CLOCK_MONOTONIC);
 	ASSERT_LE(0, fd);
-	ASSERT_EQ(0, ioctl(fd, HTW_IOC_TABLE_SETUP, &ts));
 	table = ioctl(fd, HTW_IOC_TABLE2_CREATE, &t2);
 	ASSERT_LE(0, table);
 	fflush(stdout);
@@ -361,7 +357,6 @@ TEST(a_file_used_from_another_time_namespace_refuses_times)
 	EXPECT_EQ(1, schedule_one(fd, 5 * SEC, 0));
 	ASSERT_EQ(0, ioctl(fd, HTW_IOC_STATS, &st));
 	EXPECT_EQ(1, st.scheduled);
-	EXPECT_LE(0, ioctl(fd, HTW_IOC_TABLE_ENTER, 0));
 	EXPECT_LE(0, ioctl(table, HTW_IOC_TABLE2_ENTER, 0));
 	close(table);
 	close(fd);

@@ -391,119 +391,9 @@ static int htw_table_ring_ok(uint32_t n, uint32_t entries)
 /*
  * The layout the kernel answered, checked before any of it is used: the
  * parts in the documented order, each inside the mapping and aligned for
- * the atomics on it, and rings that are powers of two with room for
- * every slot.
+ * the atomics on it, a submission ring that is a power of two with room
+ * for every slot, a completion ring that is a power of two.
  */
-static int htw_table_layout_ok(const struct htw_table_setup *ts,
-			       uint32_t entries)
-{
-	uint64_t slots = (uint64_t)entries * sizeof(struct htw_table_slot);
-	uint64_t sq = (uint64_t)ts->sq_entries * sizeof(uint32_t);
-	uint64_t cq = (uint64_t)ts->cq_entries * sizeof(struct htw_table_cqe);
-
-	if (ts->entries != entries || ts->mmap_size > SIZE_MAX ||
-	    !htw_table_ring_ok(ts->sq_entries, entries) ||
-	    !htw_table_ring_ok(ts->cq_entries, entries))
-		return 0;
-	if (ts->slots_off < sizeof(struct htw_table_header) ||
-	    ts->slots_off % 8 || ts->sq_off % 4 || ts->cq_off % 8)
-		return 0;
-	return htw_table_part_fits(ts->slots_off, slots, ts->sq_off) &&
-	       htw_table_part_fits(ts->sq_off, sq, ts->cq_off) &&
-	       htw_table_part_fits(ts->cq_off, cq, ts->mmap_size);
-}
-
-/* Map the table @ts describes, on @fd, into @t. */
-static int htw_table_map(struct htw_table *t, int fd,
-			 const struct htw_table_setup *ts)
-{
-	char *map = mmap(NULL, ts->mmap_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, fd, 0);
-
-	if (map == MAP_FAILED)
-		return htw_errno();
-	t->fd = fd;
-	t->entries = ts->entries;
-	t->sq_mask = ts->sq_entries - 1;
-	t->cq_mask = ts->cq_entries - 1;
-	t->hdr = (struct htw_table_header *)map;
-	t->slots = (struct htw_table_slot *)(map + ts->slots_off);
-	t->sq = (uint32_t *)(map + ts->sq_off);
-	t->cq = (struct htw_table_cqe *)(map + ts->cq_off);
-	t->map = map;
-	t->map_size = ts->mmap_size;
-	/* A header that disagrees with the ioctl is not a table we know. */
-	if (t->hdr->entries != t->entries || t->hdr->sq_mask != t->sq_mask ||
-	    t->hdr->cq_mask != t->cq_mask) {
-		munmap(map, ts->mmap_size);
-		return -EPROTO;
-	}
-	return 0;
-}
-
-/*
- * Without the feature the kernel would answer ENOTTY; the handshake has
- * said so already, and EOPNOTSUPP says it better.
- */
-int htw_table_setup(struct htw *h, uint32_t entries, uint32_t flags,
-		    struct htw_table **tp)
-{
-	struct htw_table_setup ts;
-	struct htw_table *t;
-	int ret;
-
-	if (!tp)
-		return -EINVAL;
-	*tp = NULL;
-	if (!h)
-		return -EINVAL;
-	if (!(h->features & HTW_FEATURE_TABLE))
-		return -EOPNOTSUPP;
-	t = malloc(sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	memset(&ts, 0, sizeof(ts));
-	ts.entries = entries;
-	ts.flags = flags;
-	if (ioctl(h->fd, HTW_IOC_TABLE_SETUP, &ts))
-		ret = htw_errno();
-	else if (!htw_table_layout_ok(&ts, entries))
-		ret = -EPROTO;
-	else
-		ret = htw_table_map(t, h->fd, &ts);
-	if (ret) {
-		free(t);
-		return ret;
-	}
-	*tp = t;
-	return 0;
-}
-
-/* The table is the instance's until htw_close(): this only unmaps it. */
-int htw_table_close(struct htw_table *t)
-{
-	int ret;
-
-	if (!t)
-		return -EINVAL;
-	ret = munmap(t->map, t->map_size) ? htw_errno() : 0;
-	free(t);
-	return ret;
-}
-
-int htw_table_enter(struct htw_table *t)
-{
-	int ret;
-
-	if (!t)
-		return -EINVAL;
-	ret = ioctl(t->fd, HTW_IOC_TABLE_ENTER, 0);
-	return ret < 0 ? htw_errno() : ret;
-}
-
-/* ---- the timer table, version 2 ---- */
-
-/* The layout the kernel answered for a version 2 table, checked first. */
 static int htw_table2_layout_ok(const struct htw_table2_setup *ts,
 				uint32_t entries)
 {
@@ -540,6 +430,7 @@ static int htw_table2_map(struct htw_table2 *t, const struct htw_table2_setup *t
 	t->cq = (struct htw_table2_cqe *)(map + ts->cq_off);
 	t->map = map;
 	t->map_size = ts->mmap_size;
+	/* A header that disagrees with the ioctl is not a table we know. */
 	if (t->hdr->entries != t->entries || t->hdr->sq_mask != t->sq_mask ||
 	    t->hdr->cq_mask != t->cq_mask) {
 		munmap(map, ts->mmap_size);
@@ -548,6 +439,10 @@ static int htw_table2_map(struct htw_table2 *t, const struct htw_table2_setup *t
 	return 0;
 }
 
+/*
+ * Without the feature the kernel would answer ENOTTY; the handshake has
+ * said so already, and EOPNOTSUPP says it better.
+ */
 int htw_table2_create(struct htw *h, uint32_t entries, uint32_t flags,
 		      struct htw_table2 **tp)
 {

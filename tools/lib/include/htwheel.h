@@ -4,7 +4,7 @@
  *
  * One opaque handle per timer instance (one open file of the device).
  * Every function returns 0, a count, or a negative errno; none prints,
- * exits, or allocates memory except htw_open() and htw_table_setup().
+ * exits, or allocates memory except htw_open() and htw_table2_create().
  * Durations and times are nanoseconds on the instance's clock.
  *
  * Timers, expiry records and statistics use the kernel ABI structures of
@@ -106,267 +106,27 @@ int htw_set_eventfd(struct htw *h, int efd);
 int htw_parse_duration(const char *s, uint64_t *ns);
 
 /*
- * The shared timer table (HTW_FEATURE_TABLE), since libhtwheel 1.2
- * (LIBHTWHEEL_1.2).  Slots armed, moved and cancelled by writing memory
- * shared with the kernel, their expiry records read from a ring in that
- * memory: no system call per timer but the doorbell, htw_table_enter(),
- * which the arm and re-arm calls ring only when the kernel would look too
- * late by itself.  See htw_table_setup(3).
+ * The shared timer table (HTW_FEATURE_TABLE; its protocol's version 2),
+ * since libhtwheel 1.3 (LIBHTWHEEL_1.3): an object with a descriptor of
+ * its own, whose slots are armed, moved and cancelled by writing memory
+ * shared with the kernel, each arming a generation that is either
+ * cancelled or fired into exactly one record.  Records carry the slot and
+ * the generation, 16 bytes, in a ring smaller than the table.  No system
+ * call per timer but the doorbell, htw_table2_enter(), which an arm rings
+ * only when the kernel would look too late by itself.  See
+ * htw_table2_create(3).
  *
  * The rings have one producer and one consumer, and the library takes no
- * lock: the caller serialises htw_table_arm() and htw_table_rearm() (the
- * producer) among themselves, and htw_table_peek(), htw_table_advance()
- * and htw_table_reap() (the consumer) among themselves; the two sides may
- * run in different threads at once.  htw_table_cancel() and
- * htw_table_enter() may be called from any thread at any time.
+ * lock: the caller serialises the producer's calls (htw_table2_arm(),
+ * htw_table2_cancel(), htw_table2_cancel_quiet(): each changes the
+ * generation) among themselves, and the consumer's (htw_table2_peek(),
+ * htw_table2_advance(), htw_table2_reap()) among themselves; the two
+ * sides may run in different threads at once.  htw_table2_enter() may be
+ * called from any thread at any time.
  */
 
 /**
- * struct htw_table - a mapped shared timer table, from htw_table_setup()
- * @fd:       the instance's descriptor (htw_fd()); the instance owns it
- * @entries:  slots, numbered 0 .. @entries - 1
- * @sq_mask:  submission ring entries - 1
- * @cq_mask:  completion ring entries - 1
- * @hdr:      the header, at the start of the mapping
- * @slots:    the slots
- * @sq:       the submission ring
- * @cq:       the completion ring
- * @map:      the mapping
- * @map_size: its length
- *
- * The inline functions below read these members, so their layout is part
- * of the library's ABI; the masks and sizes are the library's own copies,
- * not the ones in the shared header.  Read only: only htw_table_setup()
- * makes one, and a later version may add members at the end.
- */
-struct htw_table {
-	int fd;
-	uint32_t entries;
-	uint32_t sq_mask;
-	uint32_t cq_mask;
-	struct htw_table_header *hdr;
-	struct htw_table_slot *slots;
-	uint32_t *sq;
-	struct htw_table_cqe *cq;
-	void *map;
-	size_t map_size;
-};
-
-int htw_table_setup(struct htw *h, uint32_t entries, uint32_t flags,
-		    struct htw_table **tp);
-int htw_table_close(struct htw_table *t);
-int htw_table_enter(struct htw_table *t);
-
-/* ---- the fast path: memory only, but for htw_table_enter() ---- */
-
-/* Rounds of the doorbell a full submission ring gets before -EAGAIN. */
-#define HTW_TABLE_FULL_TRIES	4
-
-static inline int __htw_table_sq_full(const struct htw_table *t)
-{
-	uint32_t tail = __atomic_load_n(&t->hdr->sq_tail, __ATOMIC_RELAXED);
-
-	/* Acquire: the kernel has read the entries it says it took in. */
-	return tail - __atomic_load_n(&t->hdr->sq_head, __ATOMIC_ACQUIRE) >
-	       t->sq_mask;
-}
-
-/*
- * Room for one submission, made before a deadline changes: once it has,
- * the submission it needs must go, and only this producer fills the ring.
- */
-static inline int __htw_table_make_room(struct htw_table *t)
-{
-	int tries, ret;
-
-	for (tries = 0; __htw_table_sq_full(t); tries++) {
-		if (tries == HTW_TABLE_FULL_TRIES)
-			return -EAGAIN;
-		ret = htw_table_enter(t);
-		if (ret < 0 && ret != -EINTR)
-			return ret;
-	}
-	return 0;
-}
-
-/*
- * Put @slot, whose deadline is now @deadline_ns, on the submission ring
- * (which has room), and ring the doorbell if the kernel's next look at
- * the ring comes after that deadline.  0 or -errno of the doorbell.
- */
-static inline int __htw_table_submit(struct htw_table *t, uint32_t slot,
-				     uint64_t deadline_ns)
-{
-	uint32_t tail = __atomic_load_n(&t->hdr->sq_tail, __ATOMIC_RELAXED);
-	int ret;
-
-	t->sq[tail & t->sq_mask] = slot;
-	/* Release: the entry, and the deadline before it, before the tail. */
-	__atomic_store_n(&t->hdr->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	/*
-	 * The kernel publishes its wakeup time, then reads our tail, a full
-	 * barrier between; we write our tail, then read its time.  Either it
-	 * sees this submission, or we see the time it will look again.
-	 */
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (deadline_ns >=
-	    __atomic_load_n(&t->hdr->next_wakeup_ns, __ATOMIC_RELAXED))
-		return 0;
-	/*
-	 * The submission is in the ring: a doorbell a signal cut short
-	 * (EINTR, before it took anything in) is rung again.
-	 */
-	do
-		ret = htw_table_enter(t);
-	while (ret == -EINTR);
-	return ret < 0 ? ret : 0;
-}
-
-/*
- * Move @slot to @deadline_ns (absolute, on the instance's clock), keeping
- * its cookie, like mod_timer(): 1 if it was armed, 0 if it was not (it
- * had fired, was cancelled or never armed) and is armed now, or -errno.
- */
-static inline int htw_table_rearm(struct htw_table *t, uint32_t slot,
-				  uint64_t deadline_ns)
-{
-	uint64_t old;
-	int ret;
-
-	if (!t || slot >= t->entries || !deadline_ns)
-		return -EINVAL;
-	ret = __htw_table_make_room(t);
-	if (ret)
-		return ret;
-	old = __atomic_exchange_n(&t->slots[slot].deadline_ns, deadline_ns,
-				  __ATOMIC_SEQ_CST);
-	/* Later: nothing to say, the kernel reads it again when old is due. */
-	if (old && deadline_ns >= old)
-		return 1;
-	ret = __htw_table_submit(t, slot, deadline_ns);
-	return ret < 0 ? ret : old != 0;
-}
-
-/*
- * Arm @slot at @deadline_ns with @cookie, or move it there if it is armed:
- * 1 if it was armed, 0 if it was not, or -errno.
- */
-static inline int htw_table_arm(struct htw_table *t, uint32_t slot,
-				uint64_t deadline_ns, uint64_t cookie)
-{
-	struct htw_table_slot *s;
-	uint64_t old;
-	int ret;
-
-	if (!t || slot >= t->entries || !deadline_ns)
-		return -EINVAL;
-	s = &t->slots[slot];
-	/* Only this producer writes the cookie: its own value, read back. */
-	if (__atomic_load_n(&s->cookie, __ATOMIC_RELAXED) == cookie)
-		return htw_table_rearm(t, slot, deadline_ns);
-	ret = __htw_table_make_room(t);
-	if (ret)
-		return ret;
-	/*
-	 * The kernel reads the cookie as it fires the slot, so it changes
-	 * only while the slot is disarmed.  The release orders it before the
-	 * deadline; the kernel never claims a deadline of 0, so the store
-	 * cannot undo one of its claims.
-	 */
-	old = __atomic_exchange_n(&s->deadline_ns, 0, __ATOMIC_SEQ_CST);
-	__atomic_store_n(&s->cookie, cookie, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->deadline_ns, deadline_ns, __ATOMIC_RELEASE);
-	/* Submitted whatever old was: seeing 0, the kernel may have let it go. */
-	ret = __htw_table_submit(t, slot, deadline_ns);
-	return ret < 0 ? ret : old != 0;
-}
-
-/*
- * Disarm @slot: 1 if it was armed (it will not fire), 0 if it was not (it
- * fired already, its record in the completion ring or consumed, or was
- * never armed), or -EINVAL.  No submission: the kernel lets the slot go
- * when it next looks at it.
- */
-static inline int htw_table_cancel(struct htw_table *t, uint32_t slot)
-{
-	if (!t || slot >= t->entries)
-		return -EINVAL;
-	return __atomic_exchange_n(&t->slots[slot].deadline_ns, 0,
-				   __ATOMIC_SEQ_CST) != 0;
-}
-
-/*
- * The expiry records waiting, in place: *@first is the oldest, and the
- * count returned are contiguous from it (at the end of the ring the rest
- * come with the next call).  htw_table_advance() releases them.
- */
-static inline int htw_table_peek(struct htw_table *t,
-				 struct htw_table_cqe **first)
-{
-	uint32_t head, ready, to_end;
-
-	if (!t || !first)
-		return -EINVAL;
-	head = __atomic_load_n(&t->hdr->cq_head, __ATOMIC_RELAXED);
-	/* Acquire: the records before the tail are written. */
-	ready = __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE) - head;
-	to_end = t->cq_mask + 1 - (head & t->cq_mask);
-	*first = &t->cq[head & t->cq_mask];
-	return (int)(ready < to_end ? ready : to_end);
-}
-
-/* Give @n records, read through htw_table_peek(), back to the kernel. */
-static inline int htw_table_advance(struct htw_table *t, unsigned int n)
-{
-	uint32_t head;
-
-	if (!t)
-		return -EINVAL;
-	head = __atomic_load_n(&t->hdr->cq_head, __ATOMIC_RELAXED);
-	if (n > __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE) - head)
-		return -EINVAL;
-	/* Release: our reads of them are done before the kernel reuses them. */
-	__atomic_store_n(&t->hdr->cq_head, head + n, __ATOMIC_RELEASE);
-	return 0;
-}
-
-/* Copy out and consume up to @max records: how many, or -EINVAL. */
-static inline int htw_table_reap(struct htw_table *t,
-				 struct htw_table_cqe *out, unsigned int max)
-{
-	uint32_t head, ready, i;
-
-	if (!t || !out || !max)
-		return -EINVAL;
-	head = __atomic_load_n(&t->hdr->cq_head, __ATOMIC_RELAXED);
-	/* Acquire: the records before the tail are written. */
-	ready = __atomic_load_n(&t->hdr->cq_tail, __ATOMIC_ACQUIRE) - head;
-	if (ready > max)
-		ready = max;
-	for (i = 0; i < ready; i++)
-		out[i] = t->cq[(head + i) & t->cq_mask];
-	/* Release: the copies are made before the kernel reuses the records. */
-	if (ready)
-		__atomic_store_n(&t->hdr->cq_head, head + ready,
-				 __ATOMIC_RELEASE);
-	return (int)ready;
-}
-
-/*
- * The timer table, version 2, since libhtwheel 1.3 (LIBHTWHEEL_1.3): an
- * object with a descriptor of its own, whose slots are armed, moved and
- * cancelled by writing memory, each arming a generation that is either
- * cancelled or fired into exactly one record.  Records carry the slot and
- * the generation, 16 bytes, in a ring smaller than the table.  See
- * htw_table2_create(3).  As for the first table, the caller serialises the
- * producer's calls (htw_table2_arm()) and the consumer's (peek, advance,
- * reap) on each side; htw_table2_cancel() is a producer's call too (it
- * changes the generation), and htw_table2_enter() may be called from any
- * thread at any time.
- */
-
-/**
- * struct htw_table2 - a mapped version 2 timer table
+ * struct htw_table2 - a mapped timer table, from htw_table2_create()
  * @fd:       the table's own descriptor (poll() it for records)
  * @entries:  slots, numbered 0 .. @entries - 1
  * @sq_mask:  submission ring entries - 1
@@ -513,7 +273,11 @@ static inline int htw_table2_cancel_quiet(struct htw_table2 *t, uint32_t slot)
 	return 0;
 }
 
-/* The records waiting, in place, as htw_table_peek(). */
+/*
+ * The records waiting, in place: how many from *@first on, up to the end
+ * of the ring (the rest come with the next call), or -EINVAL.
+ * htw_table2_advance() gives them back.
+ */
 static inline int htw_table2_peek(struct htw_table2 *t, struct htw_table2_cqe **first)
 {
 	uint32_t head, ready, to_end;
@@ -527,6 +291,7 @@ static inline int htw_table2_peek(struct htw_table2 *t, struct htw_table2_cqe **
 	return (int)(ready < to_end ? ready : to_end);
 }
 
+/* Give @n records, read through htw_table2_peek(), back to the kernel. */
 static inline int htw_table2_advance(struct htw_table2 *t, unsigned int n)
 {
 	uint32_t head;
