@@ -88,11 +88,6 @@ MODULE_PARM_DESC(max_pending, "Most live timers one open file may hold (default 
  * @wheel_bytes: what the wheel's structures were charged, 0 before it exists
  * @timens:      the opener's time namespace offsets, fixed at open()
  * @api_done:    the handshake succeeded; set once under @lock
- * @table:       the shared timer table's wheel (HTW_IOC_TABLE_SETUP), or
- *               NULL; set once under @lock with smp_store_release(), read
- *               with smp_load_acquire(), fixed until release
- * @table_entries: its slots, charged as live timers
- * @table_bytes: what it was charged as wheel structures
  * @id:          the file's name in trace events (fdinfo "htw-trace-id");
  *               fixed at open(), in @geo too so that its wheels carry it
  * @buf:         bounce buffer for read(), under @lock
@@ -108,9 +103,6 @@ struct htw_file {
 	size_t wheel_bytes;
 	struct htw_timens timens;
 	bool api_done;
-	struct htw_wheel *table;
-	u32 table_entries;
-	size_t table_bytes;
 	u32 id;
 	union {
 		struct htw_wheel_expiry rec[HTW_CHUNK / 8];
@@ -902,21 +894,6 @@ static void htw_stats_fill(struct htw_stats *st, const struct htw_geometry *geo,
 	memcpy(st->late_hist, ws->late_hist, sizeof(st->late_hist));
 }
 
-static struct htw_wheel *htw_file_peek_table(struct htw_file *hf);
-
-static void htw_stats_fill_table(struct htw_file *hf, struct htw_stats *st)
-{
-	struct htw_wheel *table = htw_file_peek_table(hf);
-	struct htw_table_work work;
-
-	if (!table)
-		return;
-	st->table_entries = hf->table_entries;
-	htw_table_work(table, &work);
-	st->table_taken = work.taken;
-	st->table_fired = work.fired;
-}
-
 /* Statistics of a file whose wheel may not exist yet. */
 static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 {
@@ -934,32 +911,6 @@ static void htw_file_stats(struct htw_file *hf, struct htw_stats *st)
 	htw_wheel_geometry(wheel, &geo);
 	htw_wheel_get_stats(wheel, &ws);
 	htw_stats_fill(st, &geo, &ws);
-	htw_stats_fill_table(hf, st);
-}
-
-/* What a file's table cost; all 0 without one. */
-static void htw_file_table_stats(struct htw_file *hf, struct htw_table_stats *ts)
-{
-	struct htw_wheel *table = htw_file_peek_table(hf);
-
-	memset(ts, 0, sizeof(*ts));
-	if (table)
-		htw_table_get_stats(table, ts);
-}
-
-static long htw_ioc_table_stats(struct htw_file *hf, void __user *argp)
-{
-	struct htw_table_stats ts;
-	u32 flags;
-
-	if (get_user(flags, (u32 __user *)argp))
-		return -EFAULT;
-	if (flags)
-		return -EINVAL;
-	if (!htw_file_peek_table(hf))
-		return -ENODEV;
-	htw_file_table_stats(hf, &ts);
-	return copy_to_user(argp, &ts, sizeof(ts)) ? -EFAULT : 0;
 }
 
 static long htw_ioc_stats(struct htw_file *hf, void __user *argp)
@@ -1008,66 +959,8 @@ static long htw_ioc_set_eventfd(struct htw_file *hf, void __user *argp)
 	return 0;
 }
 
-/* The file's table if it has one, without a lock. */
-static struct htw_wheel *htw_file_peek_table(struct htw_file *hf)
-{
-	/* Pairs with the release in htw_ioc_table_setup(): fully built. */
-	return smp_load_acquire(&hf->table);
-}
-
-/* The slots as live timers, the rest as wheel structures: all or nothing. */
-static int htw_file_charge_table(struct htw_file *hf, u32 entries, size_t bytes)
-{
-	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_TIMERS, entries)) {
-		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_TIMERS, -EDQUOT);
-		return -EDQUOT;
-	}
-	if (htw_quota_charge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes)) {
-		htw_quota_uncharge_n(hf->quota, HTW_LIMIT_TIMERS, entries);
-		trace_htwheel_limit(hf->id, HTW_TRACE_LIMIT_WHEEL_BYTES, -EDQUOT);
-		return -EDQUOT;
-	}
-	return 0;
-}
-
-static void htw_file_uncharge_table(struct htw_file *hf, u32 entries,
-				    size_t bytes)
-{
-	htw_quota_uncharge_n(hf->quota, HTW_LIMIT_WHEEL_BYTES, bytes);
-	htw_quota_uncharge_n(hf->quota, HTW_LIMIT_TIMERS, entries);
-}
-
 /*
- * Make the table, charged; the caller holds hf->lock, the file has none
- * yet, and the answer (its layout) was written already.
- */
-static int htw_file_create_table(struct htw_file *hf, struct htw_table_setup *ts,
-				 const struct htw_geometry *geo)
-{
-	size_t bytes = htw_wheel_footprint(geo) + htw_table_bytes(ts->entries);
-	struct htw_wheel *table;
-	int ret;
-
-	lockdep_assert_held(&hf->lock);
-	ret = htw_file_charge_table(hf, ts->entries, bytes);
-	if (ret)
-		return ret;
-	table = htw_wheel_create_table(geo, &htw_hrtimer_clock, htw_file_ready, hf,
-				       ts->entries,
-				       htw_timens_offset(&hf->timens, geo->clockid), 1);
-	if (IS_ERR(table)) {
-		htw_file_uncharge_table(hf, ts->entries, bytes);
-		return PTR_ERR(table);
-	}
-	hf->table_entries = ts->entries;
-	hf->table_bytes = bytes;
-	/* Publish only once built; see htw_file_peek_table(). */
-	smp_store_release(&hf->table, table);
-	return 0;
-}
-
-/*
- * The geometry of a table of @entries slots, either version: the file's,
+ * The geometry of a table of @entries slots: the file's,
  * so the file's wheel is made first, as a first schedule would make it
  * (HTW_IOC_SETUP is over then), with room for the slots.  0, -EINVAL for
  * 0 or more slots than max_pending, or the wheel's error.
@@ -1091,43 +984,9 @@ static int htw_file_table_geometry(struct htw_file *hf, u32 entries,
 	return 0;
 }
 
-/* The first version: the file holds the table; one a file. */
-static long htw_ioc_table_setup(struct htw_file *hf, void __user *argp)
-{
-	struct htw_table_setup ts, in;
-	struct htw_geometry geo;
-	int ret;
-
-	if (copy_from_user(&ts, argp, sizeof(ts)))
-		return -EFAULT;
-	in = ts;
-	if (ts.flags || !htw_all_zero(ts.reserved, ARRAY_SIZE(ts.reserved)))
-		return -EINVAL;
-	ret = htw_file_table_geometry(hf, ts.entries, &geo);
-	if (ret)
-		return ret;
-	/*
-	 * The answer, which depends on the size alone, outside the lock, as
-	 * in htw_ioc_api(); if the table then cannot be made, it stays.
-	 */
-	htw_table_layout_for(ts.entries, &ts);
-	if (copy_to_user(argp, &ts, sizeof(ts)))
-		return -EFAULT;
-
-	mutex_lock(&hf->lock);
-	if (hf->table)
-		ret = -EBUSY;
-	else
-		ret = htw_file_create_table(hf, &ts, &geo);
-	mutex_unlock(&hf->lock);
-	if (ret == -EBUSY)
-		htw_restore_request(argp, &in, sizeof(in));
-	return ret;
-}
-
 /*
- * A version 2 table, an object of its own with the file's geometry,
- * clock, time namespace and user; the file keeps nothing of it.
+ * A table, an object of its own with the file's geometry, clock, time
+ * namespace and user; the file keeps nothing of it.
  */
 static long htw_ioc_table2_create(struct htw_file *hf, void __user *argp)
 {
@@ -1145,35 +1004,11 @@ static long htw_ioc_table2_create(struct htw_file *hf, void __user *argp)
 	return htw_table_obj_create(&geo, hf->quota, &hf->timens, &ts, argp);
 }
 
-static long htw_ioc_table_enter(struct htw_file *hf, unsigned long arg)
-{
-	struct htw_wheel *table = htw_file_peek_table(hf);
-
-	if (arg || !table)
-		return -EINVAL;
-	return htw_wheel_table_enter(table);
-}
-
 static bool htw_file_has_ready(struct htw_file *hf)
 {
 	struct htw_wheel *wheel = htw_file_peek_wheel(hf);
 
 	return wheel && htw_wheel_has_ready(wheel);
-}
-
-static void htw_file_table_room_made(struct htw_file *hf)
-{
-	struct htw_wheel *table = htw_file_peek_table(hf);
-
-	if (table)
-		htw_wheel_table_room_made(table);
-}
-
-static bool htw_file_has_completions(struct htw_file *hf)
-{
-	struct htw_wheel *table = htw_file_peek_table(hf);
-
-	return table && htw_table_has_completions(table);
 }
 
 /* A record for user space, its times on the opener's clock (@offset). */
@@ -1261,37 +1096,9 @@ static __poll_t htw_char_poll(struct file *file, poll_table *wait)
 	 * ready after the look wakes us, one before it is seen by the look.
 	 */
 	poll_wait(file, &hf->wq, wait);
-	htw_file_table_room_made(hf);
-	if (htw_file_has_ready(hf) || htw_file_has_completions(hf))
+	if (htw_file_has_ready(hf))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
-}
-
-static int htw_char_mmap(struct file *file, struct vm_area_struct *vma)
-{
-	struct htw_file *hf = file->private_data;
-	struct htw_wheel *table = htw_file_peek_table(hf);
-
-	if (!table)
-		return -ENODEV;
-	return htw_table_mmap(table, vma);
-}
-
-/*
- * The kernel CPU a table costs: its tick's runs (hrtimer wake-ups), the
- * ring entries it consumed, the slots it moved later, the runs that ended
- * at their budget, and the slots that waited for room.
- */
-static void htw_show_table_work(struct seq_file *m, struct htw_file *hf)
-{
-	struct htw_table_stats ts;
-
-	htw_file_table_stats(hf, &ts);
-	seq_printf(m, "htw-table-runs:\t%llu\n", ts.runs);
-	seq_printf(m, "htw-table-consumed:\t%llu\n", ts.consumed);
-	seq_printf(m, "htw-table-moved:\t%llu\n", ts.moved);
-	seq_printf(m, "htw-table-budget-stops:\t%llu\n", ts.budget_stops);
-	seq_printf(m, "htw-table-room-waits:\t%llu\n", ts.room_waits);
 }
 
 static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
@@ -1308,10 +1115,6 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 	seq_printf(m, "htw-max-pending:\t%llu\n", st.max_pending);
 	seq_printf(m, "htw-pending:\t%llu\n", st.pending);
 	seq_printf(m, "htw-ready:\t%llu\n", st.ready);
-	seq_printf(m, "htw-table-entries:\t%llu\n", st.table_entries);
-	seq_printf(m, "htw-table-taken:\t%llu\n", st.table_taken);
-	seq_printf(m, "htw-table-fired:\t%llu\n", st.table_fired);
-	htw_show_table_work(m, hf);
 	seq_printf(m, "htw-trace-id:\t%u\n", hf->id);
 }
 
@@ -1324,7 +1127,6 @@ static void htw_char_show_fdinfo(struct seq_file *m, struct file *file)
 static bool htw_ioctl_takes_times(unsigned int cmd)
 {
 	return cmd == HTW_IOC_SCHEDULE || cmd == HTW_IOC_REARM ||
-	       cmd == HTW_IOC_TABLE_SETUP || cmd == HTW_IOC_TABLE_ENTER ||
 	       cmd == HTW_IOC_TABLE2_CREATE;
 }
 
@@ -1363,12 +1165,6 @@ static long htw_char_ioctl(struct file *file, unsigned int cmd, unsigned long pa
 		return htw_ioc_stats(hf, argp);
 	case HTW_IOC_SET_EVENTFD:
 		return htw_ioc_set_eventfd(hf, argp);
-	case HTW_IOC_TABLE_SETUP:
-		return htw_ioc_table_setup(hf, argp);
-	case HTW_IOC_TABLE_ENTER:
-		return htw_ioc_table_enter(hf, parm);
-	case HTW_IOC_TABLE_STATS:
-		return htw_ioc_table_stats(hf, argp);
 	case HTW_IOC_TABLE2_CREATE:
 		return htw_ioc_table2_create(hf, argp);
 	case HTW_IOC_NS_LIMITS_GET:
@@ -1487,10 +1283,6 @@ static int htw_char_release(struct inode *inode, struct file *file)
 	struct htw_file *hf = file->private_data;
 
 	/* Stops the ticks synchronously: no ready callback runs after this. */
-	if (hf->table) {
-		htw_wheel_destroy(hf->table);
-		htw_file_uncharge_table(hf, hf->table_entries, hf->table_bytes);
-	}
 	if (hf->wheel)
 		htw_wheel_destroy(hf->wheel);
 	mutex_lock(&hf->lock);
@@ -1509,7 +1301,6 @@ static const struct file_operations htw_char_fops = {
 	.release	= htw_char_release,
 	.read		= htw_char_read,
 	.poll		= htw_char_poll,
-	.mmap		= htw_char_mmap,
 	.unlocked_ioctl	= htw_char_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.show_fdinfo	= htw_char_show_fdinfo,
@@ -1565,10 +1356,6 @@ int htw_dev_register(void)
 	BUILD_BUG_ON(sizeof(struct htw_stats) != 384);
 	BUILD_BUG_ON(sizeof(struct htw_eventfd) != 16);
 	BUILD_BUG_ON(sizeof(struct htw_expiry) != 48);
-	BUILD_BUG_ON(sizeof(struct htw_table_setup) != 64);
-	BUILD_BUG_ON(sizeof(struct htw_table_header) != 192);
-	BUILD_BUG_ON(sizeof(struct htw_table_slot) != 16);
-	BUILD_BUG_ON(sizeof(struct htw_table_cqe) != 32);
 	return misc_register(&htw_misc);
 }
 

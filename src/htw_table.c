@@ -6,8 +6,8 @@
  * Each slot has a timer of the wheel's own table, taken when the table is
  * made: slot s is the s-th id, so nothing is allocated afterwards and the
  * timer of a slot is found with a shift and a mask.  A slot's timer keeps
- * its slot number in ->cookie (the slot's own cookie is read from the
- * slot when it fires).  It is HTW_FREE while the kernel does not track the
+ * its slot number in ->cookie (a record carries the generation the visit
+ * claimed).  It is HTW_FREE while the kernel does not track the
  * slot, HTW_PENDING in a bucket at the tick its deadline was last read
  * for, HTW_TRANSIT while a visit holds it, and HTW_READY while it waits
  * for room in the completion ring; only tick_lock's holder moves it, since
@@ -22,10 +22,11 @@
  *
  * What user space can do to the kernel through the shared pages: name
  * slots in the submission ring (checked against the table's size), write
- * deadlines and cookies (read once each and used as values), and move the
- * ring indices (the kernel keeps its own copy of each index it writes, and
- * takes in at most a ring's worth, half a batch per run, whatever the
- * tail says).  None of it reaches a pointer or a link.
+ * generations, deadlines and queued flags (each read once and used as a
+ * value; a generation changed under a claim makes the claim fail), and
+ * move the ring indices (the kernel keeps its own copy of each index it
+ * writes, and takes in at most a ring's worth, half a batch per run,
+ * whatever the tail says).  None of it reaches a pointer or a link.
  */
 #include <linux/atomic.h>
 #include <linux/log2.h>
@@ -45,32 +46,15 @@
  * the lines user space writes are not the ones the kernel writes.
  */
 #define HTW_TABLE_ALIGN		64
-#define HTW_TABLE_SLOTS_OFF	ALIGN(sizeof(struct htw_table_header), HTW_TABLE_ALIGN)
-
-/* The header's fields, where the table's version puts them in the mapping. */
-struct htw_table_fields {
-	u64 *next_wakeup_ns;
-	u32 *sq_head;
-	u32 *cq_tail;
-	u64 *cq_waits;
-	u64 *sq_invalid;
-	u32 *sq_tail;
-	u32 *cq_head;
-};
 
 /**
  * struct htw_table - a wheel's shared table, in kernel memory
  * @mem:         the mapping's pages (__vmalloc(), charged to the memcg)
  * @size:        bytes of @mem, whole pages
- * @v2:          the version 2 protocol (struct htw_table2_*); fixed
- * @hdr:         the header, at the start of @mem (version 1)
- * @hdr2:        the header, at the start of @mem (version 2)
- * @h:           the header's fields, in @mem, whichever the version
- * @slots:       the slots, in @mem (version 1)
- * @slots2:      the slots, in @mem (version 2)
+ * @hdr:         the header, at the start of @mem
+ * @slots:       the slots, in @mem
  * @sq:          the submission ring, in @mem
- * @cq:          the completion ring, in @mem (version 1)
- * @cq2:         the completion ring, in @mem (version 2)
+ * @cq:          the completion ring, in @mem
  * @entries:     slots; fixed
  * @sq_mask:     submission ring entries - 1; fixed
  * @cq_mask:     completion ring entries - 1; fixed
@@ -107,15 +91,10 @@ struct htw_table_fields {
 struct htw_table {
 	void *mem;
 	size_t size;
-	bool v2;
-	struct htw_table_header *hdr;
-	struct htw_table2_header *hdr2;
-	struct htw_table_fields h;
-	struct htw_table_slot *slots;
-	struct htw_table2_slot *slots2;
+	struct htw_table2_header *hdr;
+	struct htw_table2_slot *slots;
 	u32 *sq;
-	struct htw_table_cqe *cq;
-	struct htw_table2_cqe *cq2;
+	struct htw_table2_cqe *cq;
 	u32 entries;
 	u32 sq_mask;
 	u32 cq_mask;
@@ -139,31 +118,13 @@ struct htw_table {
 	u64 move_backoff_ns;
 };
 
-/* The layout of a table of @entries slots, as HTW_IOC_TABLE_SETUP says it. */
-static void htw_table_geometry(u32 entries, struct htw_table_setup *ts)
-{
-	u32 ring = roundup_pow_of_two(entries);
-
-	memset(ts, 0, sizeof(*ts));
-	ts->entries = entries;
-	ts->sq_entries = ring;
-	ts->cq_entries = ring;
-	ts->slots_off = HTW_TABLE_SLOTS_OFF;
-	ts->sq_off = ALIGN(ts->slots_off +
-			   (u64)entries * sizeof(struct htw_table_slot),
-			   HTW_TABLE_ALIGN);
-	ts->cq_off = ALIGN(ts->sq_off + (u64)ring * sizeof(u32), HTW_TABLE_ALIGN);
-	ts->mmap_size = PAGE_ALIGN(ts->cq_off +
-				   (u64)ring * sizeof(struct htw_table_cqe));
-}
-
 /*
- * The layout of a version 2 table: the header, slots of 32 bytes, a
+ * The layout of a table: the header, slots of 32 bytes, a
  * submission ring of a u32 a slot, and a completion ring of 16-byte
  * records an eighth of that (256 at least, the submission ring's size at
  * most): due slots that find it full wait in the kernel.
  */
-static void htw_table2_geometry(u32 entries, struct htw_table2_setup *ts)
+static void htw_table_geometry(u32 entries, struct htw_table2_setup *ts)
 {
 	u32 ring = roundup_pow_of_two(entries);
 
@@ -180,11 +141,11 @@ static void htw_table2_geometry(u32 entries, struct htw_table2_setup *ts)
 				   (u64)ts->cq_entries * sizeof(struct htw_table2_cqe));
 }
 
-void htw_table2_layout_for(u32 entries, struct htw_table2_setup *out)
+void htw_table_layout_for(u32 entries, struct htw_table2_setup *out)
 {
-	htw_table2_geometry(entries, out);
+	htw_table_geometry(entries, out);
 }
-EXPORT_SYMBOL_IF_KUNIT(htw_table2_layout_for);
+EXPORT_SYMBOL_IF_KUNIT(htw_table_layout_for);
 
 /* Kernel memory besides the mapping: the table and a timer a slot. */
 static size_t htw_table_kernel_bytes(u32 entries)
@@ -195,34 +156,14 @@ static size_t htw_table_kernel_bytes(u32 entries)
 	       chunks * HTW_IDS_PER_CHUNK * sizeof(struct htw_timer);
 }
 
-size_t htw_table2_bytes(u32 entries)
-{
-	struct htw_table2_setup ts;
-
-	htw_table2_geometry(entries, &ts);
-	return ts.mmap_size + htw_table_kernel_bytes(entries);
-}
-EXPORT_SYMBOL_IF_KUNIT(htw_table2_bytes);
-
 size_t htw_table_bytes(u32 entries)
 {
-	struct htw_table_setup ts;
+	struct htw_table2_setup ts;
 
 	htw_table_geometry(entries, &ts);
 	return ts.mmap_size + htw_table_kernel_bytes(entries);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_table_bytes);
-
-void htw_table_layout(const struct htw_wheel *w, struct htw_table_setup *out)
-{
-	htw_table_geometry(w->table->entries, out);
-}
-EXPORT_SYMBOL_IF_KUNIT(htw_table_layout);
-
-void htw_table_layout_for(u32 entries, struct htw_table_setup *out)
-{
-	htw_table_geometry(entries, out);
-}
 
 /* The timer of slot @slot, a number below the table's size. */
 static struct htw_timer *htw_table_timer(struct htw_wheel *w, u32 slot)
@@ -255,9 +196,9 @@ static int htw_table_take_timers(struct htw_wheel *w, u32 entries)
 }
 
 static void htw_table_map_parts(struct htw_table *tb,
-				const struct htw_table_setup *ts)
+				const struct htw_table2_setup *ts)
 {
-	struct htw_table_header *hdr = tb->mem;
+	struct htw_table2_header *hdr = tb->mem;
 
 	tb->size = ts->mmap_size;
 	tb->hdr = hdr;
@@ -270,70 +211,31 @@ static void htw_table_map_parts(struct htw_table *tb,
 	hdr->entries = tb->entries;
 	hdr->sq_mask = tb->sq_mask;
 	hdr->cq_mask = tb->cq_mask;
-	tb->h = (struct htw_table_fields){
-		.next_wakeup_ns = &hdr->next_wakeup_ns, .sq_head = &hdr->sq_head,
-		.cq_tail = &hdr->cq_tail, .cq_waits = &hdr->cq_waits,
-		.sq_invalid = &hdr->sq_invalid, .sq_tail = &hdr->sq_tail,
-		.cq_head = &hdr->cq_head,
-	};
 }
 
-static void htw_table2_map_parts(struct htw_table *tb,
-				 const struct htw_table2_setup *ts)
+int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset)
 {
-	struct htw_table2_header *hdr = tb->mem;
-
-	tb->v2 = true;
-	tb->size = ts->mmap_size;
-	tb->hdr2 = hdr;
-	tb->slots2 = tb->mem + ts->slots_off;
-	tb->sq = tb->mem + ts->sq_off;
-	tb->cq2 = tb->mem + ts->cq_off;
-	tb->entries = ts->entries;
-	tb->sq_mask = ts->sq_entries - 1;
-	tb->cq_mask = ts->cq_entries - 1;
-	hdr->entries = tb->entries;
-	hdr->sq_mask = tb->sq_mask;
-	hdr->cq_mask = tb->cq_mask;
-	tb->h = (struct htw_table_fields){
-		.next_wakeup_ns = &hdr->next_wakeup_ns, .sq_head = &hdr->sq_head,
-		.cq_tail = &hdr->cq_tail, .cq_waits = &hdr->cq_waits,
-		.sq_invalid = &hdr->sq_invalid, .sq_tail = &hdr->sq_tail,
-		.cq_head = &hdr->cq_head,
-	};
-}
-
-int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset, int version)
-{
-	struct htw_table2_setup ts2;
-	struct htw_table_setup ts;
+	struct htw_table2_setup ts;
 	struct htw_table *tb;
-	size_t size;
 	int ret;
 
 	might_sleep();
-	BUILD_BUG_ON(sizeof(struct htw_table_header) != 192);
 	BUILD_BUG_ON(sizeof(struct htw_table2_header) != 256);
 	BUILD_BUG_ON(sizeof(struct htw_table2_slot) != 32);
 	BUILD_BUG_ON(sizeof(struct htw_table2_cqe) != 16);
-	if (!entries || entries > w->geo.max_pending || version < 1 || version > 2)
+	if (!entries || entries > w->geo.max_pending)
 		return -EINVAL;
 	htw_table_geometry(entries, &ts);
-	htw_table2_geometry(entries, &ts2);
-	size = version == 2 ? ts2.mmap_size : ts.mmap_size;
 	tb = kzalloc(sizeof(*tb), GFP_KERNEL_ACCOUNT);
 	if (!tb)
 		return -ENOMEM;
-	tb->mem = __vmalloc(size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+	tb->mem = __vmalloc(ts.mmap_size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!tb->mem) {
 		kfree(tb);
 		return -ENOMEM;
 	}
-	if (version == 2)
-		htw_table2_map_parts(tb, &ts2);
-	else
-		htw_table_map_parts(tb, &ts);
-	*tb->h.next_wakeup_ns = U64_MAX;
+	htw_table_map_parts(tb, &ts);
+	tb->hdr->next_wakeup_ns = U64_MAX;
 	tb->offset = offset;
 	tb->room_backoff_ns = HTW_TABLE_ROOM_WAIT_MIN_NS;
 	w->table = tb;
@@ -391,7 +293,7 @@ bool htw_table_has_completions(struct htw_wheel *w)
 {
 	struct htw_table *tb = w->table;
 
-	return READ_ONCE(tb->cq_published) != READ_ONCE(*tb->h.cq_head);
+	return READ_ONCE(tb->cq_published) != READ_ONCE(tb->hdr->cq_head);
 }
 
 u64 htw_table_taken(struct htw_wheel *w)
@@ -439,7 +341,7 @@ bool htw_table_more_to_take(struct htw_wheel *w, u64 consumed_before)
 {
 	struct htw_table *tb = w->table;
 
-	return READ_ONCE(*tb->h.sq_tail) != READ_ONCE(tb->sq_head) &&
+	return READ_ONCE(tb->hdr->sq_tail) != READ_ONCE(tb->sq_head) &&
 	       htw_table_consumed(w) - consumed_before <= tb->sq_mask;
 }
 
@@ -505,26 +407,26 @@ void htw_table_run_done(struct htw_wheel *w)
 }
 
 /*
- * The deadline generation @seq of a version 2 slot is armed for, read
+ * The deadline generation @seq of a slot is armed for, read
  * after @seq (whose acquire orders it): user space writes the deadline of
  * its next generation into the other half before its exchange, so this
  * half stays the one of @seq as long as @seq is the slot's.
  */
-static u64 htw_table2_deadline(struct htw_table2_slot *slot, u64 seq)
+static u64 htw_table_deadline(struct htw_table2_slot *slot, u64 seq)
 {
 	return READ_ONCE(slot->deadline_ns[(seq >> 1) & 1]);
 }
 
 /*
- * Version 2: take slot @slot in.  Its submission is over once @queued is
+ * Take slot @slot in.  Its submission is over once @queued is
  * 0 again; the full barrier orders that store before the reads of the
  * slot, as user space orders its exchange before its read of @queued:
  * either this reads the arming, or user space submits the slot again.
  */
-static void htw_table2_take_in(struct htw_wheel *w, struct htw_timer *t,
-			       u32 slot)
+static void htw_table_take_in(struct htw_wheel *w, struct htw_timer *t,
+			      u32 slot)
 {
-	struct htw_table2_slot *s = &w->table->slots2[slot];
+	struct htw_table2_slot *s = &w->table->slots[slot];
 	u64 seq;
 
 	WRITE_ONCE(s->queued, 0);
@@ -536,7 +438,7 @@ static void htw_table2_take_in(struct htw_wheel *w, struct htw_timer *t,
 	seq = smp_load_acquire(&s->seq);
 	htw_wheel_take_out(w, t);
 	htw_table_place(w, t, seq & HTW_TABLE2_ARMED ?
-			max(htw_table2_deadline(s, seq), 1ULL) : 0, w->clk, 0);
+			max(htw_table_deadline(s, seq), 1ULL) : 0, w->clk, 0);
 }
 
 unsigned int htw_table_take_submissions(struct htw_wheel *w,
@@ -548,7 +450,7 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 
 	lockdep_assert_held(&w->tick_lock);
 	/* The entries after the index: pairs with the producer's release. */
-	tail = smp_load_acquire(tb->h.sq_tail);
+	tail = smp_load_acquire(&tb->hdr->sq_tail);
 	/* More than a ring ahead: no producer wrote that; skip to it. */
 	if (tail - head > tb->sq_mask + 1) {
 		tb->sq_invalid++;
@@ -562,22 +464,14 @@ unsigned int htw_table_take_submissions(struct htw_wheel *w,
 			tb->sq_invalid++;
 			continue;
 		}
-		if (tb->v2) {
-			htw_table2_take_in(w, t, slot);
-			continue;
-		}
-		if (htw_where_state(READ_ONCE(t->where)) == HTW_READY)
-			continue;	/* re-read when it leaves the wait list */
-		htw_wheel_take_out(w, t);
-		htw_table_place(w, t, READ_ONCE(tb->slots[slot].deadline_ns),
-				w->clk, 0);
+		htw_table_take_in(w, t, slot);
 	}
 	WRITE_ONCE(tb->consumed, tb->consumed + (u32)(head - tb->sq_head));
 	WRITE_ONCE(tb->sq_head, head);	/* a doorbell compares it unlocked */
 	WRITE_ONCE(tb->taken, tb->taken + n);
-	WRITE_ONCE(*tb->h.sq_invalid, tb->sq_invalid);
+	WRITE_ONCE(tb->hdr->sq_invalid, tb->sq_invalid);
 	/* Entries read before the producer may write them again. */
-	smp_store_release(tb->h.sq_head, head);
+	smp_store_release(&tb->hdr->sq_head, head);
 	return n;
 }
 
@@ -591,47 +485,8 @@ static bool htw_table_cq_full(struct htw_table *tb)
 	if (tb->cq_tail - tb->cq_head_seen <= tb->cq_mask)
 		return false;
 	/* Pairs with the consumer's release: it has read what it consumed. */
-	tb->cq_head_seen = smp_load_acquire(tb->h.cq_head);
+	tb->cq_head_seen = smp_load_acquire(&tb->hdr->cq_head);
 	return tb->cq_tail - tb->cq_head_seen > tb->cq_mask;
-}
-
-static void htw_table_write_cqe(struct htw_table *tb, u32 slot, u64 cookie,
-				u64 deadline, u64 now_ns)
-{
-	struct htw_table_cqe *e = &tb->cq[tb->cq_tail & tb->cq_mask];
-
-	e->slot = slot;
-	e->flags = 0;
-	e->cookie = cookie;
-	e->deadline_ns = deadline;
-	e->expired_ns = htw_timens_from_host(now_ns, tb->offset);
-	tb->cq_tail++;
-	WRITE_ONCE(tb->fired, tb->fired + 1);
-}
-
-/*
- * Claim slot @slot's deadline @deadline, read just now and due: the
- * cookie first (user space changes it only while the slot is disarmed),
- * then 0 in place of the deadline, atomically.  False if user space
- * changed the deadline meanwhile.
- */
-/*
- * Between the claim's read of a due slot and its compare-and-exchange:
- * nothing in the shipped module; in a test build, a point where a KUnit
- * suite plays user space's racing store, with a static stub.
- */
-VISIBLE_IF_KUNIT void htw_table_claim_race(struct htw_table_slot *slot)
-{
-	KUNIT_STATIC_STUB_REDIRECT(htw_table_claim_race, slot);
-}
-EXPORT_SYMBOL_IF_KUNIT(htw_table_claim_race);
-
-static bool htw_table_claim(struct htw_table_slot *slot, u64 deadline,
-			    u64 *cookie)
-{
-	*cookie = READ_ONCE(slot->cookie);
-	htw_table_claim_race(slot);
-	return cmpxchg64(&slot->deadline_ns, deadline, 0) == deadline;
 }
 
 static void htw_table_wait_for_room(struct htw_table *tb, struct htw_timer *t)
@@ -644,12 +499,12 @@ static void htw_table_wait_for_room(struct htw_table *tb, struct htw_timer *t)
 		tb->waiting = t;
 	tb->waiting_last = t;
 	WRITE_ONCE(tb->cq_waits, tb->cq_waits + 1);
-	WRITE_ONCE(*tb->h.cq_waits, tb->cq_waits);
+	WRITE_ONCE(tb->hdr->cq_waits, tb->cq_waits);
 }
 
-static void htw_table2_write_cqe(struct htw_table *tb, u32 slot, u64 gen)
+static void htw_table_write_cqe(struct htw_table *tb, u32 slot, u64 gen)
 {
-	struct htw_table2_cqe *e = &tb->cq2[tb->cq_tail & tb->cq_mask];
+	struct htw_table2_cqe *e = &tb->cq[tb->cq_tail & tb->cq_mask];
 
 	e->slot = slot;
 	e->flags = 0;
@@ -659,34 +514,55 @@ static void htw_table2_write_cqe(struct htw_table *tb, u32 slot, u64 gen)
 }
 
 /*
- * Between the claim's read of a due version 2 slot and its exchange:
- * nothing in the shipped module; in a test build, where a KUnit suite
- * plays user space's racing cancel and re-arm, with a static stub.
+ * Between the claim's read of a due slot and its exchange: nothing in the
+ * shipped module; in a test build, where a KUnit suite plays user space's
+ * racing cancel and re-arm, with a static stub.
  */
-VISIBLE_IF_KUNIT void htw_table2_claim_race(struct htw_table2_slot *slot)
+VISIBLE_IF_KUNIT void htw_table_claim_race(struct htw_table2_slot *slot)
 {
-	KUNIT_STATIC_STUB_REDIRECT(htw_table2_claim_race, slot);
+	KUNIT_STATIC_STUB_REDIRECT(htw_table_claim_race, slot);
 }
-EXPORT_SYMBOL_IF_KUNIT(htw_table2_claim_race);
+EXPORT_SYMBOL_IF_KUNIT(htw_table_claim_race);
 
 /*
- * Version 2's visit: the arming @seq names is fired only by exchanging
- * @seq for itself disarmed, so a cancel or a re-arm (each a new
- * generation) made before that exchange wins, and one made after finds
- * the slot fired: exactly one of the two for every arming.
+ * Fire the arming @seq names, due at @deadline, by exchanging @seq for
+ * itself disarmed: a cancel or a re-arm (each a new generation) made
+ * before that exchange wins, and one made after finds the slot fired,
+ * so every arming ends exactly once.  False if user space won.
  */
-static bool htw_table2_visit(struct htw_wheel *w, struct htw_timer *t,
-			     u64 tick, u64 now_ns)
+static bool htw_table_claim(struct htw_wheel *w, struct htw_timer *t,
+			    u64 seq, u64 deadline, u64 now_ns)
 {
 	struct htw_table *tb = w->table;
-	struct htw_table2_slot *slot = &tb->slots2[t->cookie];
+	struct htw_table2_slot *slot = &tb->slots[t->cookie];
+
+	htw_table_claim_race(slot);
+	if (cmpxchg64(&slot->seq, seq, seq & ~HTW_TABLE2_ARMED) != seq)
+		return false;
+	htw_table_write_cqe(tb, t->cookie, seq >> 1);
+	if (trace_htwheel_table_expire_enabled())
+		trace_htwheel_table_expire(w->geo.trace_id, t->cookie, seq >> 1,
+					   htw_timens_to_host(deadline, tb->offset),
+					   now_ns);
+	htw_timer_set_where(t, HTW_FREE, 0);
+	htw_count_bh(w, HTW_C_FIRED, 1);
+	return true;
+}
+
+bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
+		     u64 now_ns)
+{
+	struct htw_table *tb = w->table;
+	struct htw_table2_slot *slot = &tb->slots[t->cookie];
 	u64 seq, deadline;
 	int tries;
 
+	lockdep_assert_held(&w->tick_lock);
+	/* Twice at most: a slot user space keeps changing waits a tick. */
 	for (tries = 0; tries < 2; tries++) {
 		/* The deadline after seq: pairs with user space's exchange. */
 		seq = smp_load_acquire(&slot->seq);
-		deadline = max(htw_table2_deadline(slot, seq), 1ULL);
+		deadline = max(htw_table_deadline(slot, seq), 1ULL);
 		if (!(seq & HTW_TABLE2_ARMED) ||
 		    htw_grid_expiry_tick(&w->grid,
 					 htw_timens_to_host(deadline, tb->offset),
@@ -700,79 +576,12 @@ static bool htw_table2_visit(struct htw_wheel *w, struct htw_timer *t,
 			htw_table_wait_for_room(tb, t);
 			return false;
 		}
-		htw_table2_claim_race(slot);
-		if (cmpxchg64(&slot->seq, seq, seq & ~HTW_TABLE2_ARMED) == seq) {
-			htw_table2_write_cqe(tb, t->cookie, seq >> 1);
-			if (trace_htwheel_table_expire_enabled())
-				trace_htwheel_table_expire(w->geo.trace_id,
-							   t->cookie, seq >> 1,
-							   htw_timens_to_host(deadline, tb->offset),
-							   now_ns);
-			htw_timer_set_where(t, HTW_FREE, 0);
-			htw_count_bh(w, HTW_C_FIRED, 1);
+		if (htw_table_claim(w, t, seq, deadline, now_ns))
 			return true;
-		}
 	}
 	t->expires = tick + 1;
 	htw_wheel_place(w, t, tick);
 	return false;
-}
-
-/* Version 1's visit: the claim compares the deadline alone. */
-static bool htw_table1_visit(struct htw_wheel *w, struct htw_timer *t,
-			     u64 tick, u64 now_ns)
-{
-	struct htw_table *tb = w->table;
-	struct htw_table_slot *slot = &tb->slots[t->cookie];
-	u64 deadline, cookie;
-	int tries;
-
-	/* Twice at most: a slot user space keeps changing waits a tick. */
-	for (tries = 0; tries < 2; tries++) {
-		/*
-		 * Acquire: the cookie read after it is at least as new as
-		 * this deadline (user space writes the cookie, then the
-		 * deadline with a full barrier).
-		 */
-		deadline = smp_load_acquire(&slot->deadline_ns);
-		if (!deadline ||
-		    htw_grid_expiry_tick(&w->grid,
-					 htw_timens_to_host(deadline, tb->offset),
-					 0) > tick) {
-			/* Disarmed, or moved later: no record. */
-			htw_table_move_later(w, t, deadline, tick);
-			return false;
-		}
-		if (htw_table_cq_full(tb)) {
-			htw_table_wait_for_room(tb, t);
-			return false;
-		}
-		if (htw_table_claim(slot, deadline, &cookie)) {
-			htw_table_write_cqe(tb, t->cookie, cookie, deadline,
-					    now_ns);
-			/* The host's deadline again, only while traced. */
-			if (trace_htwheel_table_expire_enabled())
-				trace_htwheel_table_expire(w->geo.trace_id,
-							   t->cookie, cookie,
-							   htw_timens_to_host(deadline, tb->offset),
-							   now_ns);
-			htw_timer_set_where(t, HTW_FREE, 0);
-			htw_count_bh(w, HTW_C_FIRED, 1);
-			return true;
-		}
-	}
-	t->expires = tick + 1;
-	htw_wheel_place(w, t, tick);
-	return false;
-}
-
-bool htw_table_visit(struct htw_wheel *w, struct htw_timer *t, u64 tick,
-		     u64 now_ns)
-{
-	lockdep_assert_held(&w->tick_lock);
-	if (w->table->v2)
-		return htw_table2_visit(w, t, tick, now_ns);
-	return htw_table1_visit(w, t, tick, now_ns);
 }
 
 unsigned int htw_table_retry_waiting(struct htw_wheel *w, unsigned int budget,
@@ -807,7 +616,7 @@ unsigned int htw_table_retry_waiting(struct htw_wheel *w, unsigned int budget,
 u64 htw_table_room_tick(struct htw_wheel *w)
 {
 	struct htw_table *tb = w->table;
-	u32 head = READ_ONCE(*tb->h.cq_head);
+	u32 head = READ_ONCE(tb->hdr->cq_head);
 	u64 wait;
 
 	lockdep_assert_held(&w->tick_lock);
@@ -832,7 +641,7 @@ bool htw_table_room_made(struct htw_wheel *w)
 	struct htw_table *tb = w->table;
 
 	return READ_ONCE(tb->room_wait) &&
-	       READ_ONCE(*tb->h.cq_head) != READ_ONCE(tb->room_head);
+	       READ_ONCE(tb->hdr->cq_head) != READ_ONCE(tb->room_head);
 }
 EXPORT_SYMBOL_IF_KUNIT(htw_table_room_made);
 
@@ -846,7 +655,7 @@ void htw_table_publish_completions(struct htw_wheel *w)
 	trace_htwheel_deliver(w->geo.trace_id, HTW_TRACE_VIA_RING,
 			      tb->cq_tail - tb->cq_published);
 	/* The records before the index: pairs with the consumer's acquire. */
-	smp_store_release(tb->h.cq_tail, tb->cq_tail);
+	smp_store_release(&tb->hdr->cq_tail, tb->cq_tail);
 	WRITE_ONCE(tb->cq_published, tb->cq_tail);
 }
 
@@ -862,14 +671,14 @@ bool htw_table_publish_wakeup(struct htw_wheel *w, u64 tick)
 		if (host <= KTIME_MAX)
 			at = htw_timens_from_host(host, tb->offset);
 	}
-	WRITE_ONCE(*tb->h.next_wakeup_ns, at);
+	WRITE_ONCE(tb->hdr->next_wakeup_ns, at);
 	/*
 	 * Our time before the producer's tail, as it writes its tail before
 	 * reading our time (a full barrier between): either it sees this
 	 * time, or we see its submission here.
 	 */
 	smp_mb();
-	return READ_ONCE(*tb->h.sq_tail) != tb->sq_head;
+	return READ_ONCE(tb->hdr->sq_tail) != tb->sq_head;
 }
 
 #ifdef HTW_TEST_BUILD

@@ -26,24 +26,19 @@ struct vm_area_struct;
 
 /*
  * Give @w, a new wheel nobody else uses yet, a table of @entries slots
- * whose deadlines are in a time namespace @offset from the host's clock,
- * in the protocol of @version (1: struct htw_table_*, 2: htw_table2_*).
- * Charges nothing: the caller charged what htw_table_bytes() (or
- * htw_table2_bytes()) says and the @entries timers.  0, -EINVAL
- * (@entries 0 or beyond the wheel's max_pending) or -ENOMEM.  Process
- * context, may sleep.
+ * (struct htw_table2_* in the uapi header) whose deadlines are in a time
+ * namespace @offset from the host's clock.  Charges nothing: the caller
+ * charged what htw_table_bytes() says and the @entries timers.  0,
+ * -EINVAL (@entries 0 or beyond the wheel's max_pending) or -ENOMEM.
+ * Process context, may sleep.
  */
-int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset, int version);
+int htw_table_init(struct htw_wheel *w, u32 entries, s64 offset);
 /* With the tick stopped; the wheel's own memory is freed after this. */
 void htw_table_free(struct htw_wheel *w);
 /* Kernel and shared memory of a table of @entries slots, but the wheel. */
 size_t htw_table_bytes(u32 entries);
-void htw_table_layout(const struct htw_wheel *w, struct htw_table_setup *out);
 /* The layout a table of @entries slots will have, before it exists. */
-void htw_table_layout_for(u32 entries, struct htw_table_setup *out);
-/* The same for version 2. */
-size_t htw_table2_bytes(u32 entries);
-void htw_table2_layout_for(u32 entries, struct htw_table2_setup *out);
+void htw_table_layout_for(u32 entries, struct htw_table2_setup *out);
 int htw_table_mmap(struct htw_wheel *w, struct vm_area_struct *vma);
 bool htw_table_has_completions(struct htw_wheel *w);
 /* Submissions taken in since the table was made. */
@@ -61,7 +56,7 @@ struct htw_table_work {
 };
 
 void htw_table_work(struct htw_wheel *w, struct htw_table_work *out);
-/* HTW_IOC_TABLE_STATS's and HTW_IOC_TABLE2_STATS's answer (flags 0). */
+/* HTW_IOC_TABLE2_STATS's answer (flags 0). */
 void htw_table_get_stats(struct htw_wheel *w, struct htw_table_stats *ts);
 /*
  * Whether a doorbell that began when htw_table_consumed() was
@@ -120,8 +115,7 @@ bool htw_table_room_made(struct htw_wheel *w);
 #ifdef HTW_TEST_BUILD
 /* The table's shared memory, as user space would map it. */
 void *htw_table_memory(struct htw_wheel *w);
-void htw_table_claim_race(struct htw_table_slot *slot);
-void htw_table2_claim_race(struct htw_table2_slot *slot);
+void htw_table_claim_race(struct htw_table2_slot *slot);
 #endif
 
 #endif /* _HTW_TABLE_H */

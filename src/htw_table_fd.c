@@ -25,6 +25,7 @@
 #include "htw_table_fd.h"
 #include "htw_tick.h"
 #include "htw_timens.h"
+#include "htw_trace.h"
 #include "htw_wheel.h"
 
 /**
@@ -155,13 +156,16 @@ static struct htw_table_obj *htw_table_obj_new(const struct htw_geometry *geo,
 					       const struct htw_timens *timens,
 					       u32 entries)
 {
-	size_t bytes = htw_wheel_footprint(geo) + htw_table2_bytes(entries);
+	size_t bytes = htw_wheel_footprint(geo) + htw_table_bytes(entries);
 	struct htw_table_obj *obj;
 	int ret = -ENOMEM;
 
-	if (htw_quota_charge_n(quota, HTW_LIMIT_TIMERS, entries))
+	if (htw_quota_charge_n(quota, HTW_LIMIT_TIMERS, entries)) {
+		trace_htwheel_limit(geo->trace_id, HTW_TRACE_LIMIT_TIMERS, -EDQUOT);
 		return ERR_PTR(-EDQUOT);
+	}
 	if (htw_quota_charge_n(quota, HTW_LIMIT_WHEEL_BYTES, bytes)) {
+		trace_htwheel_limit(geo->trace_id, HTW_TRACE_LIMIT_WHEEL_BYTES, -EDQUOT);
 		ret = -EDQUOT;
 		goto out_timers;
 	}
@@ -174,7 +178,7 @@ static struct htw_table_obj *htw_table_obj_new(const struct htw_geometry *geo,
 	obj->bytes = bytes;
 	obj->wheel = htw_wheel_create_table(geo, &htw_hrtimer_clock,
 					    htw_table_obj_ready, obj, entries,
-					    htw_timens_offset(timens, geo->clockid), 2);
+					    htw_timens_offset(timens, geo->clockid));
 	if (IS_ERR(obj->wheel)) {
 		ret = PTR_ERR(obj->wheel);
 		kfree(obj);
@@ -215,7 +219,7 @@ int htw_table_obj_create(const struct htw_geometry *geo, struct htw_quota *quota
 		return PTR_ERR(file);
 	}
 	/* The answer before the descriptor exists: a fault leaves none. */
-	htw_table2_layout_for(ts->entries, ts);
+	htw_table_layout_for(ts->entries, ts);
 	ts->fd = fd;
 	if (copy_to_user(argp, ts, sizeof(*ts))) {
 		put_unused_fd(fd);

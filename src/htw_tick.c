@@ -483,7 +483,7 @@ EXPORT_SYMBOL_IF_KUNIT(htw_wheel_create);
 struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
 					 const struct htw_clock *clock,
 					 htw_ready_fn ready, void *owner,
-					 u32 entries, s64 offset, int version)
+					 u32 entries, s64 offset)
 {
 	struct htw_geometry g = *geo;
 	struct htw_wheel *w;
@@ -494,7 +494,7 @@ struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
 	w = htw_wheel_create(&g, clock, ready, owner, GFP_KERNEL_ACCOUNT);
 	if (IS_ERR(w))
 		return w;
-	ret = htw_table_init(w, entries, offset, version);
+	ret = htw_table_init(w, entries, offset);
 	if (ret) {
 		htw_wheel_destroy(w);
 		return ERR_PTR(ret);

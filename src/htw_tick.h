@@ -67,16 +67,16 @@ enum htw_rearm_status htw_wheel_rearm(struct htw_wheel *wheel, u64 handle,
 /*
  * A wheel whose timers are the @entries slots of a table shared with user
  * space (htw_table.h), deadlines in a time namespace @offset from the
- * host's clock, in the protocol of @version (htw_table_init()); @geo as
- * for htw_wheel_create(), its max_pending and quota ignored (the caller
- * charges the slots).  ERR_PTR(-EINVAL or -ENOMEM).
+ * host's clock (htw_table_init()); @geo as for htw_wheel_create(), its
+ * max_pending and quota ignored (the caller charges the slots).
+ * ERR_PTR(-EINVAL or -ENOMEM).
  * Destroyed with htw_wheel_destroy().  It takes no handles: schedule,
  * cancel, re-arm, read and drain are not for it.
  */
 struct htw_wheel *htw_wheel_create_table(const struct htw_geometry *geo,
 					 const struct htw_clock *clock,
 					 htw_ready_fn ready, void *owner,
-					 u32 entries, s64 offset, int version);
+					 u32 entries, s64 offset);
 /*
  * Take the table's submission ring in and run what is due, now, in
  * process context (may sleep); returns the submissions taken in.

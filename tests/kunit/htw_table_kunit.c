@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suites for the timer table (htw_table.c), version 2, on
+ * KUnit suites for the timer table (htw_table.c), on
  * manual-clock wheels whose shared memory the suite writes as user space
  * would, by the uapi header's steps.
  *
@@ -47,11 +47,11 @@ static void htw_tb_new(struct kunit *test, struct htw_tb *tb, u32 entries)
 	struct htw_table2_setup ts;
 	void *mem;
 
-	tb->w = htw_wheel_create_table(&geo, htw_t_clock(test, T0), NULL, NULL, entries, 0, 2);
+	tb->w = htw_wheel_create_table(&geo, htw_t_clock(test, T0), NULL, NULL, entries, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(tb->w));
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, htw_t_destroy_action,
 							tb->w), 0);
-	htw_table2_layout_for(entries, &ts);
+	htw_table_layout_for(entries, &ts);
 	mem = htw_table_memory(tb->w);
 	tb->hdr = mem;
 	tb->slots = mem + ts.slots_off;
@@ -230,7 +230,7 @@ static struct kunit_suite htw_table_suite = {
 
 /*
  * ---- races at the claim: user space's arm or cancel, played by a static
- * stub of htw_table2_claim_race() between the claim's read and its
+ * stub of htw_table_claim_race() between the claim's read and its
  * compare-and-exchange ----
  */
 
@@ -249,7 +249,7 @@ static void htw_race_store(struct htw_table2_slot *slot)
 		htw_tb_cancel(htw_race_tb, n);
 	htw_race_calls++;
 	/* Once: the claim after it must see the slot as user space left it. */
-	kunit_deactivate_static_stub(kunit_get_current_test(), htw_table2_claim_race);
+	kunit_deactivate_static_stub(kunit_get_current_test(), htw_table_claim_race);
 }
 
 static void htw_race_stub(struct kunit *test, struct htw_tb *tb, u64 value)
@@ -257,7 +257,7 @@ static void htw_race_stub(struct kunit *test, struct htw_tb *tb, u64 value)
 	htw_race_tb = tb;
 	htw_race_value = value;
 	htw_race_calls = 0;
-	kunit_activate_static_stub(test, htw_table2_claim_race, htw_race_store);
+	kunit_activate_static_stub(test, htw_table_claim_race, htw_race_store);
 }
 
 static void htw_table_race_later_wins(struct kunit *test)
@@ -319,13 +319,13 @@ static void htw_table_run_moves_a_slot_once(struct kunit *test)
 	htw_wheel_table_enter(tb.w);
 	htw_race_tb = &tb;
 	htw_race_calls = 0;
-	kunit_activate_static_stub(test, htw_table2_claim_race, htw_race_move_on);
+	kunit_activate_static_stub(test, htw_table_claim_race, htw_race_move_on);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 10 * MS), 0);
 	KUNIT_EXPECT_EQ(test, htw_race_calls, 2);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(tb.w->armed_tick), 11);
 	htw_table_work(tb.w, &work);
 	KUNIT_EXPECT_EQ(test, work.replaced, 2);
-	kunit_deactivate_static_stub(test, htw_table2_claim_race);
+	kunit_deactivate_static_stub(test, htw_table_claim_race);
 	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 11 * MS), 1);
 	e = htw_tb_take(&tb);
 	KUNIT_EXPECT_EQ(test, e.gen, htw_race_gen);
@@ -553,7 +553,7 @@ static struct kunit_suite htw_table_bounds_suite = {
 };
 
 /*
- * ---- htwheel_table2: what version 2 adds: a record carries the
+ * ---- htwheel_table2: the protocol's generations: a record carries the
  * generation; the claim loses to a cancel and re-arm at the same deadline
  * (the ABA of a claim by the deadline alone); a slot is submitted once
  * until taken in; the smallest completion ring delivers every record
@@ -594,7 +594,7 @@ static void htw_aba_cancel_and_rearm(struct htw_table2_slot *slot)
 	u32 n = slot - htw_aba_tb->slots;
 	u64 deadline = slot->deadline_ns[(slot->seq >> 1) & 1];
 
-	kunit_deactivate_static_stub(kunit_get_current_test(), htw_table2_claim_race);
+	kunit_deactivate_static_stub(kunit_get_current_test(), htw_table_claim_race);
 	htw_aba_cancelled = htw_tb_cancel(htw_aba_tb, n);
 	htw_aba_gen = htw_tb_arm(htw_aba_tb, n, deadline);
 }
@@ -611,7 +611,7 @@ static void htw_table2_claim_loses_to_cancel_and_rearm(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, htw_wheel_table_enter(tb.w), 1);
 	htw_aba_tb = &tb;
 	htw_aba_cancelled = false;
-	kunit_activate_static_stub(test, htw_table2_claim_race, htw_aba_cancel_and_rearm);
+	kunit_activate_static_stub(test, htw_table_claim_race, htw_aba_cancel_and_rearm);
 	n = htw_tb_at(&tb, d);
 	/* User space was told the first arming is cancelled. */
 	KUNIT_EXPECT_TRUE(test, htw_aba_cancelled);

@@ -213,31 +213,33 @@ static int server_fd(pid_t pid, const char *target_want)
 	return fd;
 }
 
+/* The server's own wheel's counters and its table's. */
+struct server_stats {
+	struct htw_stats wheel;
+	struct htw_table_stats table;
+};
+
 /*
  * The server's own wheel and table, seen from here: HTW_IOC_STATS on its
- * /dev/htwheel descriptor, and its table's counters (HTW_IOC_TABLE2_STATS
- * on the table's descriptor) in the table_* fields.  0, or -errno.
+ * /dev/htwheel descriptor, HTW_IOC_TABLE2_STATS on the table's.  0, or
+ * -errno.
  */
-static int server_stats(pid_t pid, struct htw_stats *st)
+static int server_stats(pid_t pid, struct server_stats *st)
 {
-	struct htw_table_stats ts = {};
 	int fd = server_fd(pid, "/dev/htwheel"), ret;
 
 	if (fd < 0)
 		return fd;
 	memset(st, 0, sizeof(*st));
-	ret = ioctl(fd, HTW_IOC_STATS, st) ? -errno : 0;
+	ret = ioctl(fd, HTW_IOC_STATS, &st->wheel) ? -errno : 0;
 	close(fd);
 	if (ret)
 		return ret;
 	fd = server_fd(pid, "anon_inode:[htwheel-table]");
 	if (fd < 0)
 		return fd;
-	ret = ioctl(fd, HTW_IOC_TABLE2_STATS, &ts) ? -errno : 0;
+	ret = ioctl(fd, HTW_IOC_TABLE2_STATS, &st->table) ? -errno : 0;
 	close(fd);
-	st->table_entries = ts.entries;
-	st->table_taken = ts.taken;
-	st->table_fired = ts.fired;
 	return ret;
 }
 
@@ -296,7 +298,7 @@ TEST_F(echo, closes_exactly_the_idle_ones_never_early)
 	uint64_t start, next;
 	int i, still_open, status, ret;
 	unsigned long acc, idle, peer;
-	struct htw_stats st;
+	struct server_stats st;
 
 	for (i = 0; i < NCONN; i++) {
 		peers[i].fd = dial(self->port);
@@ -361,8 +363,8 @@ TEST_F(echo, closes_exactly_the_idle_ones_never_early)
 	EXPECT_EQ(NCONN, idle);
 	EXPECT_EQ(0, peer);
 	/* Each idle close came from a record of the table's ring. */
-	EXPECT_LE(idle, st.table_fired);
-	EXPECT_EQ(0, st.scheduled);
+	EXPECT_LE(idle, st.table.fired);
+	EXPECT_EQ(0, st.wheel.scheduled);
 }
 
 /*
@@ -375,7 +377,7 @@ TEST_F(echo, closes_exactly_the_idle_ones_never_early)
 TEST_F(echo, peer_close_cancels_the_timer)
 {
 	unsigned long acc, idle, peer;
-	struct htw_stats st;
+	struct server_stats st;
 	int status, i, ret;
 
 	for (i = 0; i < 10; i++) {
@@ -388,12 +390,12 @@ TEST_F(echo, peer_close_cancels_the_timer)
 	usleep(2 * IDLE_MS * 1000);
 	ret = server_stats(self->pid, &st);
 	ASSERT_EQ(0, ret) TH_LOG("the server's /dev/htwheel: %s", strerror(-ret));
-	EXPECT_LT(0, st.table_entries);
-	EXPECT_LE(1, st.table_taken);
-	EXPECT_GE(10, st.table_taken);
-	EXPECT_EQ(0, st.table_fired);
-	EXPECT_EQ(0, st.scheduled);
-	EXPECT_EQ(0, st.ready);
+	EXPECT_LT(0, st.table.entries);
+	EXPECT_LE(1, st.table.taken);
+	EXPECT_GE(10, st.table.taken);
+	EXPECT_EQ(0, st.table.fired);
+	EXPECT_EQ(0, st.wheel.scheduled);
+	EXPECT_EQ(0, st.wheel.ready);
 	kill(self->pid, SIGTERM);
 	ASSERT_EQ(self->pid, waitpid(self->pid, &status, 0));
 	self->pid = 0;

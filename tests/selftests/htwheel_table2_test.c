@@ -254,7 +254,10 @@ TEST(refusals_change_nothing)
 	table2_close(&t);
 }
 
-/* The handshake reports the table and the device file's ioctl that makes one. */
+/*
+ * The handshake reports the table and the device file's ioctl that makes
+ * one, and only that one.
+ */
 TEST(api_reports_the_table)
 {
 	struct htw_api api = { .api = HTW_API_VERSION,
@@ -265,6 +268,14 @@ TEST(api_reports_the_table)
 	ASSERT_EQ(0, ioctl(fd, HTW_IOC_API, &api));
 	EXPECT_TRUE(api.features & HTW_FEATURE_TABLE);
 	EXPECT_TRUE(api.ioctls & (1ULL << _IOC_NR(HTW_IOC_TABLE2_CREATE)));
+	/* The first protocol's numbers, 0x08-0x0a, are gone. */
+	EXPECT_EQ(0, api.ioctls & (0x7ULL << 8));
+	for (unsigned int nr = 0x08; nr <= 0x0a; nr++) {
+		EXPECT_EQ(-1, ioctl(fd, _IO(HTW_IOC_MAGIC, nr), 0));
+		EXPECT_EQ(ENOTTY, errno);
+	}
+	/* Nor does the device file map anything. */
+	EXPECT_EQ(MAP_FAILED, mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0));
 	close(fd);
 }
 

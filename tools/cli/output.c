@@ -140,7 +140,8 @@ const char *clock_name(uint32_t clk)
 	       clk == CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : "?";
 }
 
-static void print_stats_json(const struct htw_stats *st)
+static void print_stats_json(const struct htw_stats *st,
+			     const struct htw_table_stats *ts)
 {
 	int i;
 
@@ -161,9 +162,8 @@ static void print_stats_json(const struct htw_stats *st)
 	/* Always there, 0 without a table: a reader need not test for them. */
 	printf("],\n \"table_entries\": %llu, \"table_taken\": %llu,"
 	       " \"table_fired\": %llu}\n",
-	       (unsigned long long)st->table_entries,
-	       (unsigned long long)st->table_taken,
-	       (unsigned long long)st->table_fired);
+	       (unsigned long long)ts->entries, (unsigned long long)ts->taken,
+	       (unsigned long long)ts->fired);
 }
 
 static void print_row(const char *name, unsigned long long v)
@@ -171,7 +171,8 @@ static void print_row(const char *name, unsigned long long v)
 	printf("  %-14s %llu\n", name, v);
 }
 
-static void print_stats_table(const struct htw_stats *st)
+static void print_stats_table(const struct htw_stats *st,
+			      const struct htw_table_stats *ts)
 {
 	char b[32], c[32];
 	int i;
@@ -199,10 +200,10 @@ static void print_stats_table(const struct htw_stats *st)
 		       (unsigned long long)st->late_hist[i]);
 	}
 	/* The table's own counters; the ones above are the handle timers'. */
-	if (st->table_entries) {
-		print_row("table entries", st->table_entries);
-		print_row("table taken", st->table_taken);
-		print_row("table fired", st->table_fired);
+	if (ts->entries) {
+		print_row("table entries", ts->entries);
+		print_row("table taken", ts->taken);
+		print_row("table fired", ts->fired);
 	}
 }
 
@@ -213,25 +214,21 @@ static void print_stats_table(const struct htw_stats *st)
  */
 int print_stats(struct htw *h, struct htw_table2 *tab, bool json)
 {
-	struct htw_table_stats ts;
+	struct htw_table_stats ts = { 0 };
 	struct htw_stats st;
 	int ret = htw_stats(h, &st);
 
-	if (!ret && tab) {
+	if (!ret && tab)
 		ret = htw_table2_stats(tab, &ts);
-		st.table_entries = ts.entries;
-		st.table_taken = ts.taken;
-		st.table_fired = ts.fired;
-	}
 	if (ret) {
 		err("stats: %s", strerror(-ret));
 		return EXIT_FAIL;
 	}
 	if (json) {
-		print_stats_json(&st);
+		print_stats_json(&st, &ts);
 	} else {
 		printf("statistics:\n");
-		print_stats_table(&st);
+		print_stats_table(&st, &ts);
 	}
 	return EXIT_OK;
 }

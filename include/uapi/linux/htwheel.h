@@ -263,12 +263,10 @@ struct htw_drain {
  * @max_late_ns:  out: largest lateness of an expiration
  * @late_hist:    out: expirations by lateness: [0] < 2 ns, [i] in
  *                [2^i, 2^(i+1)) ns, the last bucket is open-ended
- * @table_entries: out: slots of the shared timer table, 0 without one
- * @table_taken:  out: submissions the kernel took in from its ring
- * @table_fired:  out: records it wrote to the completion ring
  * @reserved:     out: 0
  *
- * The other counters are of the file's handle timers alone.
+ * The counters are of the file's own timers: a table reports its own
+ * (HTW_IOC_TABLE2_STATS).
  */
 struct htw_stats {
 	__u32 flags;
@@ -286,10 +284,7 @@ struct htw_stats {
 	__u64 tick_wakeups;
 	__u64 max_late_ns;
 	__u64 late_hist[HTW_LATE_BUCKETS];
-	__u64 table_entries;
-	__u64 table_taken;
-	__u64 table_fired;
-	__u64 reserved;
+	__u64 reserved[4];
 };
 
 /**
@@ -328,140 +323,10 @@ struct htw_expiry {
 	__u64 reserved;
 };
 
-/*
- * THE SHARED TIMER TABLE (HTW_FEATURE_TABLE).  HTW_IOC_TABLE_SETUP gives
- * the file a table of @entries timer slots that user space arms, moves and
- * cancels by writing memory, and whose expirations it reads from a ring;
- * mmap() of the file at offset 0 maps it, MAP_SHARED:
- *
- *   offset 0          struct htw_table_header: ring indices, the kernel's
- *                     next look at the submission ring, counters
- *   @slots_off        struct htw_table_slot[entries]     user writes
- *   @sq_off           __u32[sq_entries]: slot numbers    user -> kernel
- *   @cq_off           struct htw_table_cqe[cq_entries]   kernel -> user
- *
- * A slot's @deadline_ns is absolute on the instance's clock (as the opener's
- * time namespace sees it), 0 when disarmed.  The kernel fires a slot only
- * when a deadline it read is due, and claims it first with an atomic
- * compare-and-exchange of that deadline to 0; user space changes a
- * deadline with an atomic exchange, whose old value says what happened:
- *
- *   arm or move:  old = xchg(&deadline_ns, d);
- *                 if old == 0 (the slot was idle, or fired or was cancelled)
- *                 or d < old: push the slot number on the submission ring,
- *                 and if d < next_wakeup_ns (read after a full barrier),
- *                 call HTW_IOC_TABLE_ENTER (again if a signal cut it
- *                 short with EINTR).  A later deadline needs nothing
- *                 else: the kernel re-reads the slot when the old one is due.
- *   cancel:       old = xchg(&deadline_ns, 0); old != 0: cancelled, no record
- *                 will come; old == 0: it fired already (its record is in the
- *                 completion ring, or was read) or was not armed.
- *
- * The cookie is read when the slot fires, just before the deadline is
- * claimed: change it only while the slot is disarmed.  The rings are
- * single-producer, single-consumer: the producer writes the entries, then
- * the tail with release ordering; the consumer reads the tail with acquire
- * ordering, then the entries, then writes the head with release ordering.
- * Records of the table's slots go only to the completion ring, never to
- * read(); poll() and the eventfd report both.  See htwheel.rst for the
- * protocol in full.
- */
-
 /**
- * struct htw_table_setup - create the shared timer table (HTW_IOC_TABLE_SETUP)
- * @entries:    in: slots, 1 to the module parameter max_pending
- * @flags:      in: must be 0
- * @sq_entries: out: submission ring entries, the power of two >= @entries
- * @cq_entries: out: completion ring entries, the power of two >= @entries
- * @mmap_size:  out: bytes to mmap() at offset 0 (a multiple of the page size)
- * @slots_off:  out: where the slots begin in the mapping
- * @sq_off:     out: where the submission ring begins
- * @cq_off:     out: where the completion ring begins
- * @reserved:   in: must be 0; out: 0
- */
-struct htw_table_setup {
-	__u32 entries;
-	__u32 flags;
-	__u32 sq_entries;
-	__u32 cq_entries;
-	__u64 mmap_size;
-	__u64 slots_off;
-	__u64 sq_off;
-	__u64 cq_off;
-	__u64 reserved[2];
-};
-
-/**
- * struct htw_table_header - the start of the mapping
- * @next_wakeup_ns: kernel: the kernel takes in the submission ring at or
- *                  soon after this time without being asked (its next tick
- *                  run), ~0ULL when it has no run planned
- * @sq_head:        kernel: submissions taken in so far
- * @cq_tail:        kernel: records written so far
- * @cq_waits:       kernel: times a due slot waited a tick for room in the
- *                  completion ring
- * @sq_invalid:     kernel: submissions that named no slot (ignored)
- * @kernel_reserved: 0
- * @sq_tail:        user: submissions written so far
- * @cq_head:        user: records consumed so far
- * @user_reserved:  ignored
- * @entries:        constant: slots
- * @sq_mask:        constant: @sq_entries - 1 (entry i is at i & @sq_mask)
- * @cq_mask:        constant: @cq_entries - 1
- * @pad:            0
- * @const_reserved: 0
- *
- * Indices are free-running __u32 counters.  The three groups are on their
- * own 64-byte lines.
- */
-struct htw_table_header {
-	__u64 next_wakeup_ns;
-	__u32 sq_head;
-	__u32 cq_tail;
-	__u64 cq_waits;
-	__u64 sq_invalid;
-	__u64 kernel_reserved[4];
-	__u32 sq_tail;
-	__u32 cq_head;
-	__u64 user_reserved[7];
-	__u32 entries;
-	__u32 sq_mask;
-	__u32 cq_mask;
-	__u32 pad;
-	__u64 const_reserved[6];
-};
-
-/**
- * struct htw_table_slot - one timer of the table, written by user space
- * @deadline_ns: absolute deadline, 0 for disarmed; changed with atomic
- *               exchanges (user) and compare-and-exchange (kernel)
- * @cookie:      returned in the slot's expiry record
- */
-struct htw_table_slot {
-	__u64 deadline_ns;
-	__u64 cookie;
-};
-
-/**
- * struct htw_table_cqe - one expiry record in the completion ring
- * @slot:        the slot that fired (now disarmed: its deadline is 0)
- * @flags:       0
- * @cookie:      the slot's cookie when it fired
- * @deadline_ns: the deadline that expired
- * @expired_ns:  clock time of the tick that fired it (>= @deadline_ns)
- */
-struct htw_table_cqe {
-	__u32 slot;
-	__u32 flags;
-	__u64 cookie;
-	__u64 deadline_ns;
-	__u64 expired_ns;
-};
-
-/**
- * struct htw_table_stats - what a file's table cost the kernel
- *                          (HTW_IOC_TABLE_STATS); every count since the
- *                          table was set up
+ * struct htw_table_stats - what a table cost the kernel
+ *                          (HTW_IOC_TABLE2_STATS); every count since the
+ *                          table was made
  * @flags:        in: must be 0
  * @entries:      out: slots of the table
  * @runs:         out: runs of the table's kernel timer (its wake-ups)
@@ -492,7 +357,9 @@ struct htw_table_stats {
 };
 
 /*
- * THE TIMER TABLE, VERSION 2 (HTW_FEATURE_TABLE).  HTW_IOC_TABLE2_CREATE on
+ * THE SHARED TIMER TABLE (HTW_FEATURE_TABLE; the "2" in its names is its
+ * protocol's version: the first, HTW_IOC_TABLE_SETUP's, is gone, and its
+ * ioctl numbers 0x08-0x0a are refused with ENOTTY).  HTW_IOC_TABLE2_CREATE on
  * a device file makes a table object and returns a new file descriptor of
  * its own (close-on-exec): the table's mmap(), poll(), its ioctls
  * (HTW_IOC_TABLE2_ENTER, HTW_IOC_TABLE2_STATS) and its fdinfo are that
@@ -696,17 +563,14 @@ struct htw_ns_limits {
 #define HTW_IOC_STATS		_IOWR(HTW_IOC_MAGIC, 0x05, struct htw_stats)
 #define HTW_IOC_SET_EVENTFD	_IOW(HTW_IOC_MAGIC, 0x06, struct htw_eventfd)
 #define HTW_IOC_REARM		_IOWR(HTW_IOC_MAGIC, 0x07, struct htw_rearm)
-#define HTW_IOC_TABLE_SETUP	_IOWR(HTW_IOC_MAGIC, 0x08, struct htw_table_setup)
-/* Take in the submission ring now; returns the submissions taken in. */
-#define HTW_IOC_TABLE_ENTER	_IO(HTW_IOC_MAGIC, 0x09)
-#define HTW_IOC_TABLE_STATS	_IOWR(HTW_IOC_MAGIC, 0x0a, struct htw_table_stats)
+/* 0x08-0x0a: the table's first protocol, gone (ENOTTY). */
 #define HTW_IOC_NS_LIMITS_GET	_IOWR(HTW_IOC_MAGIC, 0x0b, struct htw_ns_limits)
 #define HTW_IOC_NS_LIMITS_SET	_IOW(HTW_IOC_MAGIC, 0x0c, struct htw_ns_limits)
 /* On a device file: returns the new table's file descriptor. */
 #define HTW_IOC_TABLE2_CREATE	_IOWR(HTW_IOC_MAGIC, 0x0d, struct htw_table2_setup)
 /* On a table's file: take the submission ring in now; returns those taken. */
 #define HTW_IOC_TABLE2_ENTER	_IO(HTW_IOC_MAGIC, 0x0e)
-/* On a table's file: what it cost the kernel (flags/entries as before). */
+/* On a table's file: what it cost the kernel. */
 #define HTW_IOC_TABLE2_STATS	_IOWR(HTW_IOC_MAGIC, 0x0f, struct htw_table_stats)
 
 #endif /* _UAPI_LINUX_HTWHEEL_H */
