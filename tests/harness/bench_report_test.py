@@ -185,6 +185,65 @@ class Report(unittest.TestCase):
         self.assertEqual(self.verdict(res, 'cheap'), "n/a (htwheel below the clock's step)")
         self.assertNotIn('inf', out)
 
+    def test_a_peer_at_zero_time_is_below_the_clock_not_a_loss(self):
+        self.add(''.join(sample(SEC, 'cpu per event', 1000, 'htwheel', 'ns', 8000) +
+                         sample(SEC, 'cpu per event', 1000, 'read()', 'ns', 0)
+                         for _ in range(5)))
+        self.add(target(SEC.split(':')[0], 'cpu per event', 1000, 'read()', 'ratio>=5', 'ring'),
+                 name='targets.txt', run=self.dir)
+        rc, out, res = self.run_report()
+        self.assertEqual(self.verdict(res, 'ring'), "n/a (the peer below the clock's step)")
+        self.assertIsNone(self.key(res, 'cpu per event', 1000)['ratio']['read()'])
+
+    def test_below_zero_is_noise_not_a_win(self):
+        sec = 'expiry to an awake loop: N timers due over 2 s'
+        self.add(''.join(sample(sec, 'expiry to an awake loop: machine CPU', 1000, 'htwheel',
+                                'ns', -3) +
+                         sample(sec, 'expiry to an awake loop: machine CPU', 1000, 'read()',
+                                'ns', -30) +
+                         sample(sec, 'expiry to an awake loop: machine CPU', 100000, 'htwheel',
+                                'ns', 2) +
+                         sample(sec, 'expiry to an awake loop: machine CPU', 100000, 'read()',
+                                'ns', -30)
+                         for _ in range(5)))
+        self.add(target('expiry to an awake loop', 'expiry to an awake loop: machine CPU', 1000,
+                        'read()', 'ratio>=5', 'ring 5x') +
+                 target('expiry to an awake loop', 'expiry to an awake loop: machine CPU', 100000,
+                        'read()', 'ratio>=5', 'ring 5x at 100k'),
+                 name='targets.txt', run=self.dir)
+        rc, out, res = self.run_report()
+        self.assertEqual(self.verdict(res, 'ring 5x'), 'n/a (htwheel below 0: within the noise)')
+        self.assertEqual(self.verdict(res, 'ring 5x at 100k'),
+                         'n/a (the peer below 0: within the noise)')
+        self.assertIsNone(self.key(res, 'expiry to an awake loop: machine CPU', 1000)['ratio']['read()'])
+
+    def test_server_rows_judged_on_machine_cpu_net_rows_kept(self):
+        sec = 'steady churn: N pending at now+T (T 1 s)'
+        case = 'churn, table htw_table2_cancel+htw_table2_arm'
+        ev = 'libev ev_timer_stop+ev_timer_start'
+        null = 'the driver alone (null contender)'
+        self.add(''.join(sample(sec, case, 1000, 'htwheel', 'ns', 40) +
+                         sample(sec, f'{case}: machine CPU', 1000, 'htwheel', 'ns', 60) +
+                         sample(sec, f'{case}: machine CPU', 1000, ev, 'ns', 50) +
+                         sample(sec, f'{case}: machine CPU', 1000, null, 'ns', 10) +
+                         sample(sec, f'{case}: machine CPU, net of the driver', 1000, 'htwheel',
+                                'ns', 50) +
+                         sample(sec, f'{case}: machine CPU, net of the driver', 1000, ev, 'ns', 40) +
+                         sample(sec, f'{case}: timers found fired', 1000, 'htwheel', '%', 1.5) +
+                         sample(sec, f'{case}: system calls', 1000, 'htwheel', 'syscalls', 0.001)
+                         for _ in range(5)))
+        self.add(target('steady churn', f'{case}: machine CPU', 1000, ev, 'ratio>=1',
+                        'no dearer than libev'), name='targets.txt', run=self.dir)
+        rc, out, res = self.run_report()
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.verdict(res, 'no dearer than libev'), 'MISSED (0.83x < 1x)')
+        k = self.key(res, f'{case}: machine CPU', 1000)
+        self.assertEqual(k['who'][null]['median'], 10)
+        self.assertEqual(self.key(res, f'{case}: machine CPU, net of the driver', 1000)
+                         ['ratio'][ev], 0.8)
+        self.assertEqual(self.key(res, f'{case}: timers found fired', 1000)['unit'], '%')
+        self.assertEqual(res['boots'][0]['malformed'], 0)
+
     def test_target_against_htwheel_at_base_size(self):
         self.add(''.join(sample(SEC, 'schedule+cancel', 1000000, 'htwheel', 'ns', v)
                          for v in (4, 4, 4, 4, 4)))

@@ -151,7 +151,8 @@ class Key:
 
     def ratio(self, peer):
         h, p = self.stats('htwheel'), self.stats(peer)
-        if h is None or p is None or self.below_clock(h):
+        if h is None or p is None or self.below_clock(h) or self.below_zero(h) or \
+                self.below_zero(p) or self.below_clock(p):
             return None
         return ratio(p['median'], h['median'])
 
@@ -159,6 +160,11 @@ class Key:
         """A time of 0 is a clock that did not move (UML's process CPU
         clock steps 10 ms), not a free operation: no ratio, no verdict."""
         return h['median'] == 0 and self.unit in ('ns', 'us')
+
+    def below_zero(self, s):
+        """A time below 0 (a figure net of a baseline or of the driver,
+        within their noise) is no cost at all: no ratio, no verdict."""
+        return s is not None and s['median'] < 0 and self.unit in ('ns', 'us')
 
 
 def group(boot):
@@ -211,6 +217,8 @@ class Target:
         h = k.stats('htwheel')
         if k.below_clock(h):
             return 'n/a (htwheel below the clock\'s step)', k
+        if k.below_zero(h):
+            return 'n/a (htwheel below 0: within the noise)', k
         fewest = h['count']
         if self.kind == 'value':
             v = h['median']
@@ -227,6 +235,10 @@ class Target:
                 p = k.stats(self.peer)
                 if p is None:
                     return f'n/a (peer "{self.peer}" not run)', k
+            if k.below_zero(p):
+                return 'n/a (the peer below 0: within the noise)', k
+            if k.below_clock(p):
+                return 'n/a (the peer below the clock\'s step)', k
             fewest = min(fewest, p['count'])
             r = ratio(p['median'], h['median'])
             verdict = (f'met ({fmt_ratio(r)} >= {self.limit:g}x)' if r >= self.limit else

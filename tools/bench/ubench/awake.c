@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Expiry to an awake loop: N timers due over one second, their expiries
+ * Expiry to an awake loop: N timers due over two seconds, their expiries
  * consumed by a loop that runs anyway, never sleeping for them: each
- * pass reads the clock, consumes what expired (the table's completion
- * ring in memory; read() of a handle file, not blocking; libev's or
- * libuv's loop run without waiting, their callbacks counting) and does a
- * fixed chunk of its own work.  What the expiries cost is the work the
+ * pass reads the clock, runs one pass of its event loop and does a fixed
+ * chunk of its own work.  Every contender's event loop pass is alike: a
+ * clock read, one epoll_wait() that does not wait, a clock read (inside
+ * ev_run() and uv_run() for libev and libuv, around the epoll_wait() of
+ * the others, loop_wait()), and the expiries consumed only when it said
+ * the descriptor was readable (the table's completion ring in memory,
+ * read() of a handle file; libev's and libuv's callbacks counting).  What the expiries cost is the work the
  * loop lost against a loop with no timers (the baseline, measured in the
  * same repetitions), plus what the other CPUs were busy beyond the
  * baseline's: kernel and consumer, the pass's polling included, each
@@ -20,9 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <htwheel.h>
 
-#define AWAKE_SPREAD_NS	NSEC_PER_SEC		/* the deadlines' spread */
+/* The deadlines' spread: /proc/stat's tick is under 1% of the window. */
+#define AWAKE_SPREAD_NS	(2 * NSEC_PER_SEC)
 #define AWAKE_TAIL_NS	(300 * NSEC_PER_MSEC)	/* after the last deadline */
 #define AWAKE_CHUNK	4096			/* the loop's own work per pass */
 #define AWAKE_LIMIT_NS	(30 * NSEC_PER_SEC)
@@ -36,7 +41,7 @@ struct awake {
 	struct awake *base;		/* the baseline's, same repetition */
 	struct htw *h;
 	struct htw_table2 *t;
-	int fd;
+	int fd, ep;
 	struct ev_loop *ev;
 	ev_timer *evt;
 	uv_loop_t uv;
@@ -70,7 +75,7 @@ static void awake_uv_cb(uv_timer_t *t)
 	a->got++;
 }
 
-/* Untimed: N timers at base + a spread over one second, from timer i's index. */
+/* Untimed: N timers at base + a spread over two seconds, by timer i's index. */
 static void awake_arm(struct awake *a, uint64_t base)
 {
 	struct htw_timer_entry *e;
@@ -117,6 +122,10 @@ static void awake_arm(struct awake *a, uint64_t base)
 	}
 	if (a->kind == A_RING && htw_table2_enter(a->t) < 0)
 		die("htw_table2_enter");
+	if (a->kind == A_RING)
+		a->ep = epoll_on(a->t->fd);
+	if (a->kind == A_BASE)
+		a->ep = epoll_on(-1);
 	if (a->kind != A_READ)
 		return;
 	a->fd = open_wheel(O_NONBLOCK);
@@ -126,15 +135,20 @@ static void awake_arm(struct awake *a, uint64_t base)
 						 .expires = base + AWAKE_SPREAD_NS / a->n * i + 1 };
 	schedule_batches(a->fd, e, a->n, 1024);
 	free(e);
+	a->ep = epoll_on(a->fd);
 }
 
+/* One pass of the contender's event loop (see the top of the file). */
 static void awake_consume(struct awake *a)
 {
 	struct htw_expiry rec[256];
 	struct htw_table2_cqe *first;
+	struct epoll_event ev;
 	ssize_t r;
 	int k;
 
+	if (a->kind != A_EV && a->kind != A_UV && !loop_wait(a->ep, &ev))
+		return;
 	switch (a->kind) {
 	case A_RING:
 		while ((k = htw_table2_peek(a->t, &first)) > 0) {
@@ -167,9 +181,11 @@ static void awake_release(struct awake *a)
 	case A_RING:
 		htw_table2_close(a->t);
 		htw_close(a->h);
+		close(a->ep);
 		break;
 	case A_READ:
 		close(a->fd);
+		close(a->ep);
 		break;
 	case A_EV:
 		ev_loop_destroy(a->ev);
@@ -184,8 +200,20 @@ static void awake_release(struct awake *a)
 		free(a->uvt);
 		break;
 	case A_BASE:
+		close(a->ep);
 		break;
 	}
+}
+
+/* Says so when /proc/stat's tick is 1% of the window's machine time or more. */
+static void awake_check_window(const char *who, unsigned long n, const struct window *w)
+{
+	double quantum = (double)NSEC_PER_SEC / sysconf(_SC_CLK_TCK);
+
+	/* Each CPU's counters move by ticks: the error is a tick a CPU. */
+	if (quantum >= 0.01 * w->wall)
+		put_meta("awake", "%s, n %lu: a window of %.0f ms, where /proc/stat's tick is %.1f%%",
+			 who, n, w->wall / 1e6, 100.0 * quantum / w->wall);
 }
 
 static void run_awake(struct contender *c)
@@ -222,6 +250,7 @@ static void run_awake(struct contender *c)
 	awake_release(a);
 	c->win = a->win;
 	c->ops = a->n;
+	awake_check_window(c->who, a->n, &a->win);
 }
 
 /*
@@ -251,21 +280,21 @@ static void print_awake(const char *section, const char *kase, unsigned long n,
 int bench_awake(const char *sizes)
 {
 	static const char section[] =
-		"expiry to an awake loop: N timers due over 1 s, consumed by a loop that runs anyway";
+		"expiry to an awake loop: N timers due over 2 s, consumed by a loop that runs anyway";
 	char *list = strdup(sizes), *tok, *save = NULL;
 
 	if (!list)
 		die("strdup");
 	meta_run("awake");
 	put_meta("awake loop",
-		 "each pass: a clock read, the expiries consumed (the table's ring in memory: htw_table2_peek/htw_table2_advance; read() of a handle file, not blocking; ev_run/uv_run without waiting), then %d iterations of the loop's own work; a baseline loop with no timers runs in the same repetitions; per expiry: the work lost against the baseline's rate (the loop's CPU: consumer, polling and kernel work on it), and ': machine CPU' that plus the other CPUs' busy time beyond the baseline's",
-		 AWAKE_CHUNK);
+		 "N deadlines spread over %llu s; each pass: a clock read, one pass of the contender's event loop alike for every contender (a clock read, one epoll_wait that does not wait, a clock read: inside ev_run/uv_run for libev and libuv, around the epoll_wait on the table's, the handle file's or, for the baseline, an empty set for the others; the expiries consumed only when it said readable: the table's ring in memory by htw_table2_peek/htw_table2_advance, read() of the handle file), then %d iterations of the loop's own work; a baseline loop with no timers runs in the same repetitions; per expiry: the work lost against the baseline's rate (the loop's CPU: consumer, polling and kernel work on it), and ': machine CPU' that plus the other CPUs' busy time beyond the baseline's",
+		 (unsigned long long)(AWAKE_SPREAD_NS / NSEC_PER_SEC), AWAKE_CHUNK);
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		unsigned long n = strtoul(tok, NULL, 0);
 		static const char *const who[] = {
 			[A_BASE] = "baseline loop (no timers)",
 			[A_RING] = "htwheel",
-			[A_READ] = "htwheel read() of struct htw_expiry, not blocking",
+			[A_READ] = "htwheel read() of struct htw_expiry, when epoll says readable",
 			[A_EV] = "libev callbacks (ev_run, not waiting)",
 			[A_UV] = "libuv callbacks (uv_run, not waiting)",
 		};
@@ -275,7 +304,8 @@ int bench_awake(const char *sizes)
 
 		raise_limits(n);
 		for (i = 0; i < 5; i++) {
-			a[i] = (struct awake){ .kind = i, .n = n, .base = &a[0], .fd = -1 };
+			a[i] = (struct awake){ .kind = i, .n = n, .base = &a[0], .fd = -1,
+					       .ep = -1 };
 			c[i] = (struct contender){ .who = who[i], .run = run_awake,
 						   .ctx = &a[i], .print = print_awake,
 						   .own_rows = 1 };

@@ -17,6 +17,8 @@
 #define CHURN_T_NS	NSEC_PER_SEC	/* T: the deadline's distance */
 #define CHURN_WINDOW_NS	(2 * CHURN_T_NS)	/* at least 2T: see churn_run() */
 #define CHURN_BATCH	1024		/* operations per clock read */
+/* The null contender's name in the rows: the driver alone. */
+#define CHURN_NULL_WHO	"the driver alone (null contender)"
 
 /*
  * The books of one run.  Each operation finds its timer either pending

@@ -257,25 +257,28 @@ static void table_touch(struct conn *k, unsigned long i)
  */
 static void table_reap(struct conn *k)
 {
-	uint32_t head = k->tb.cq_head, tail = table_cq_tail(&k->tb);
+	struct htw_table2_cqe *e;
+	int got, j;
 	uint32_t i;
 
-	for (; head != tail; head++) {
-		i = table_cqe(&k->tb, head)->slot;
-		if (i >= k->n || table_deadline(&k->tb, i)) {
-			k->stale++;
-			continue;
+	while ((got = table_peek(&k->tb, &e)) > 0) {
+		for (j = 0; j < got; j++) {
+			i = e[j].slot;
+			if (i >= k->n || table_armed(&k->tb, i)) {
+				k->stale++;
+				continue;
+			}
+			k->expiries++;
+			table_touch(k, i);
 		}
-		k->expiries++;
-		table_touch(k, i);
+		table_advance(&k->tb, got);
 	}
-	table_cq_release(&k->tb, tail);
 }
 
 /* As the htwheel variant waits: ppoll on the file, woken by its records. */
 static void table_wait(struct conn *k, uint64_t until)
 {
-	struct pollfd p = { .fd = k->tb.fd, .events = POLLIN };
+	struct pollfd p = { .fd = k->tb.t->fd, .events = POLLIN };
 	uint64_t now;
 
 	table_reap(k);
@@ -492,7 +495,7 @@ static void run_conn(struct contender *c)
 	k->events = 0;
 	k->expiries = 0;
 	k->stale = 0;
-	k->enters = k->tb.enters;
+	k->enters = table_enters;
 	window_begin(&win);
 	t0 = mono();
 	for (;;) {
@@ -512,7 +515,7 @@ static void run_conn(struct contender *c)
 	}
 	window_end(&win);
 	window_add(&c->win, &win);
-	k->enters = k->tb.enters - k->enters;
+	k->enters = table_enters - k->enters;
 	c->ops = k->events + k->expiries;
 	c->calls = k->calls + k->enters;
 	put_meta("conn",
@@ -535,7 +538,7 @@ static void print_conn_table(const char *section, const char *kase,
 /* 0, or the table could not be made at this size (EDQUOT, say): said, left out. */
 static int conn_table_open(struct conn *k, unsigned long n)
 {
-	int err = table_open(&k->tb, n, O_NONBLOCK);
+	int err = table_open(&k->tb, n);
 
 	if (err)
 		put_meta("not run", "connection idle timeout, n %lu: htwheel table (%s)",

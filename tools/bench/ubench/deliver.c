@@ -159,22 +159,21 @@ static unsigned long consume_timerfd(struct deliver *d)
 	return calls;
 }
 
-/* The records of a batch, timestamped as read() records are. */
-static void take_cqes(struct deliver *d, uint32_t head, uint32_t tail)
+/* The @k records from @e on, timestamped as read() records are. */
+static void take_cqes(struct deliver *d, const struct htw_table2_cqe *e, int k)
 {
-	const struct htw_table2_cqe *e;
 	uint64_t now = mono();
+	int j;
 
-	for (; head != tail; head++) {
+	for (j = 0; j < k; j++) {
 		if (d->got == d->n)
 			table_fail("more records than slots armed");
-		e = table_cqe(&d->tb, head);
-		if (e->slot >= d->n)
+		if (e[j].slot >= d->n)
 			table_fail("a record for a slot out of range");
-		d->late[d->got] = d->deadline[e->slot];
+		d->late[d->got] = d->deadline[e[j].slot];
 		d->seen[d->got++] = now;
 	}
-	table_cq_release(&d->tb, tail);
+	table_advance(&d->tb, k);
 }
 
 /*
@@ -184,15 +183,15 @@ static void take_cqes(struct deliver *d, uint32_t head, uint32_t tail)
  */
 static unsigned long consume_table(struct deliver *d)
 {
-	struct pollfd p = { .fd = d->tb.fd, .events = POLLIN };
+	struct pollfd p = { .fd = d->tb.t->fd, .events = POLLIN };
+	struct htw_table2_cqe *e;
 	unsigned long calls = 0;
-	uint32_t tail;
-	int r;
+	int r, k;
 
 	while (d->got < d->n) {
-		tail = table_cq_tail(&d->tb);
-		if (tail != d->tb.cq_head) {
-			take_cqes(d, d->tb.cq_head, tail);
+		k = table_peek(&d->tb, &e);
+		if (k > 0) {
+			take_cqes(d, e, k);
 			continue;
 		}
 		calls++;
@@ -322,7 +321,7 @@ static void setup(struct deliver *d)
 	}
 	if (d->kind == D_TABLE) {
 		/* bench_deliver_table() opened it: it knows whether one can be made. */
-		d->fd = d->tb.fd;
+		d->fd = d->tb.t->fd;
 		return;
 	}
 	d->fd = open_wheel(d->kind == D_EVENTFD ? O_NONBLOCK : 0);
@@ -412,7 +411,7 @@ void bench_deliver_table(unsigned long n)
 	};
 	unsigned long nd = n < TABLE_DELIVER_MAX ? n : TABLE_DELIVER_MAX, i;
 	uint64_t *offset;
-	int err = table_open(&d[0].tb, nd, 0);
+	int err = table_open(&d[0].tb, nd);
 
 	if (err) {
 		put_meta("not run", "%s, n %lu: %s", section, nd, strerror(-err));

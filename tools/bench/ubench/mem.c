@@ -223,7 +223,7 @@ static double vmalloc_used(void)
 static void mem_table(struct mem *m)
 {
 	struct memcg g;
-	int in_cg = !memcg_enter(&g), fd = open_wheel(0), err;
+	int in_cg = !memcg_enter(&g), err;
 	struct ub_table t;
 	unsigned long i;
 	uint64_t base;
@@ -231,10 +231,10 @@ static void mem_table(struct mem *m)
 
 	slabs_read(&m->before);
 	vm = vmalloc_used();
-	err = table_setup(&t, fd, m->n);
+	err = table_open(&t, m->n);
 	if (err) {
 		errno = -err;
-		die("HTW_IOC_TABLE2_CREATE");
+		die("htw_table2_create");
 	}
 	base = mono() + 3600 * NSEC_PER_SEC;
 	for (i = 0; i < m->n; i++)
@@ -244,7 +244,7 @@ static void mem_table(struct mem *m)
 	slabs_read(&m->after);
 	m->vbytes = (vmalloc_used() - vm) / m->n;
 	m->kbytes = slabs_delta(m) / m->n;
-	m->sbytes = (double)t.ts.mmap_size / m->n;
+	m->sbytes = (double)t.mmap_size / m->n;
 	m->ubytes = 0;
 	table_close(&t);
 	if (in_cg)

@@ -123,13 +123,13 @@ static unsigned long wheel_cancel_schedule(struct rearm_ctx *r, struct rearm_imp
 /* Later: the exchange alone; earlier: a submission too, and maybe an enter. */
 static unsigned long table_move(struct rearm_impl *m, struct rearm_ctx *r)
 {
-	unsigned long j, i, enters = m->tb.enters;
+	unsigned long j, i, enters = table_enters;
 
 	for (j = 0; j < r->k; j++) {
 		i = r->idx[j];
 		table_arm(&m->tb, i, m->base + r->to[i]);
 	}
-	return m->tb.enters - enters;
+	return table_enters - enters;
 }
 
 /*
@@ -469,7 +469,7 @@ void bench_rearm_table(unsigned long n)
 	int err;
 
 	m[0] = (struct rearm_impl){ .kind = R_TABLE };
-	err = table_open(&m[0].tb, n, 0);
+	err = table_open(&m[0].tb, n);
 	if (err) {
 		put_meta("not run", "%s, n %lu: %s", section, n, strerror(-err));
 		return;

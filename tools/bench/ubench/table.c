@@ -4,8 +4,8 @@
  * (sched.c), re-arm later (rearm.c), expiry through the completion ring
  * (deliver.c) and memory per timer (mem.c), each section measured as the
  * others of its workload; the idle-timeout variant is one of conn.c's.
- * Here: the protocol's slow paths (table.h has the fast ones) and the
- * `table` command.
+ * Here: the slow paths of table.h's wrapper of libhtwheel's calls, the
+ * count of the doorbells, and the `table` command.
  */
 #include "table.h"
 
@@ -14,8 +14,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
+
+unsigned long table_enters;
+int __real_htw_table2_enter(struct htw_table2 *t);
+int __wrap_htw_table2_enter(struct htw_table2 *t);
+
+int __wrap_htw_table2_enter(struct htw_table2 *t)
+{
+	table_enters++;
+	return __real_htw_table2_enter(t);
+}
 
 void table_fail(const char *what)
 {
@@ -23,69 +31,49 @@ void table_fail(const char *what)
 	exit(1);
 }
 
-static void table_map(struct ub_table *t)
-{
-	char *mem = mmap(NULL, t->ts.mmap_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED, t->fd, 0);
-
-	if (mem == MAP_FAILED)
-		die("mmap htwheel table");
-	t->mem = mem;
-	t->hdr = (struct htw_table2_header *)mem;
-	t->slot = (struct htw_table2_slot *)(mem + t->ts.slots_off);
-	t->sq = (uint32_t *)(mem + t->ts.sq_off);
-	t->cq = (const struct htw_table2_cqe *)(mem + t->ts.cq_off);
-	t->sq_mask = t->ts.sq_entries - 1;
-	t->cq_mask = t->ts.cq_entries - 1;
-	if (t->hdr->sq_mask != t->sq_mask || t->hdr->cq_mask != t->cq_mask ||
-	    t->hdr->entries != t->ts.entries)
-		table_fail("the header's geometry is not HTW_IOC_TABLE2_CREATE's");
-	t->sq_tail = t->hdr->sq_tail;
-	t->cq_head = t->hdr->cq_head;
-}
-
-int table_setup(struct ub_table *t, int fd, uint32_t entries)
+int table_open(struct ub_table *t, uint32_t entries)
 {
 	int err;
 
 	memset(t, 0, sizeof(*t));
-	t->dev = fd;
-	t->ts.entries = entries;
-	t->fd = ioctl(fd, HTW_IOC_TABLE2_CREATE, &t->ts);
-	if (t->fd < 0) {
-		err = errno;
-		close(fd);
-		t->dev = -1;
-		return -err;
+	err = htw_open(&t->h, NULL);
+	if (err)
+		return err;
+	err = htw_table2_create(t->h, entries, 0, &t->t);
+	if (err) {
+		htw_close(t->h);
+		t->h = NULL;
+		return err;
 	}
-	table_map(t);
+	t->mmap_size = t->t->map_size;
 	return 0;
-}
-
-int table_open(struct ub_table *t, uint32_t entries, int flags)
-{
-	return table_setup(t, open_wheel(flags), entries);
 }
 
 void table_close(struct ub_table *t)
 {
-	if (t->fd < 0)
+	if (!t->t)
 		return;
-	munmap(t->mem, t->ts.mmap_size);
-	close(t->fd);
-	close(t->dev);
-	t->fd = t->dev = -1;
+	htw_table2_close(t->t);
+	htw_close(t->h);
+	t->t = NULL;
+	t->h = NULL;
 }
 
 /*
- * Counted, not timed: a clock read around each doorbell would be a
- * system call (in UML) that no peer makes in its loop.
+ * Counted, not timed (table_enters): a clock read around each doorbell
+ * would be a system call (in UML) that no peer makes in its loop.
  */
 void table_enter(struct ub_table *t)
 {
-	if (ioctl(t->fd, HTW_IOC_TABLE2_ENTER, 0) < 0)
-		die("HTW_IOC_TABLE2_ENTER");
-	t->enters++;
+	int r;
+
+	do
+		r = htw_table2_enter(t->t);
+	while (r == -EINTR);
+	if (r < 0) {
+		errno = -r;
+		die("htw_table2_enter");
+	}
 }
 
 /*
@@ -95,19 +83,22 @@ void table_enter(struct ub_table *t)
  */
 void table_disarm_all(struct ub_table *t)
 {
+	struct htw_table2_cqe *e;
 	uint32_t s;
+	int k;
 
-	for (s = 0; s < t->ts.entries; s++)
+	for (s = 0; s < t->t->entries; s++)
 		table_cancel(t, s);
 	table_enter(t);
-	table_cq_release(t, table_cq_tail(t));
+	while ((k = table_peek(t, &e)) > 0)
+		table_advance(t, k);
 }
 
 /* Whether this htwheel.ko has tables, and HTW_IOC_TABLE2_CREATE works here. */
 static int table_probe(void)
 {
 	struct ub_table t;
-	int err = table_open(&t, 1, 0);
+	int err = table_open(&t, 1);
 
 	if (err)
 		return err;
@@ -139,7 +130,7 @@ int bench_table(const char *sizes)
 		return 0;
 	}
 	put_meta("table",
-		 "the version 2 protocol of the uapi header, written out in the bench (not libhtwheel's calls): arm or move = the deadline in the next generation's half, then one exchange of the slot's seq to that generation armed; if the slot was not armed or the deadline is earlier, its number on the submission ring once until taken in (release store of sq_tail), and HTW_IOC_TABLE2_ENTER only if the deadline is before next_wakeup_ns; cancel = exchange of seq to the next generation disarmed; 16-byte completions read with an acquire of cq_tail, released with a release store of cq_head");
+		 "driven through libhtwheel's public calls, as a program drives it: htw_table2_arm (the deadline in the next generation's half, one exchange of the slot's seq; the slot on the submission ring once until taken in if it was not armed or moves earlier; htw_table2_enter only if the deadline is before next_wakeup_ns), htw_table2_cancel (one exchange), htw_table2_cancel_quiet (one store), htw_table2_peek/htw_table2_advance (16-byte records)");
 	put_meta("table system calls",
 		 "the HTW_IOC_TABLE2_ENTER calls made, and the waits (poll) where a consumer sleeps");
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))

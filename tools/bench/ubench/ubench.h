@@ -91,6 +91,11 @@ void run_section(const char *section, unsigned long n,
 		 unsigned int reps);
 void print_result(const char *section, const char *kase, unsigned long n,
 		  const struct contender *c);
+struct epoll_event;
+int epoll_on(int fd);
+int loop_wait(int ep, struct epoll_event *ev);
+void print_net(const char *section, const char *kase, unsigned long n,
+	       const struct contender *c, const struct contender *null);
 
 void raise_limits(unsigned long n);
 

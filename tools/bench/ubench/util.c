@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 
@@ -239,6 +240,61 @@ void print_result(const char *section, const char *kase, unsigned long n,
 	put_sample(section, k, n, c->who, "syscalls", c->calls / c->ops);
 	if (c->print)
 		c->print(section, kase, n, c);
+}
+
+/* A new epoll set watching @fd for input, or an empty one for -1. */
+int epoll_on(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+
+	if (ep < 0)
+		die("epoll_create1");
+	if (fd >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+		die("epoll_ctl");
+	return ep;
+}
+
+/* Where a loop pass leaves its clock readings: never optimised away. */
+static volatile uint64_t loop_now;
+
+/*
+ * One pass of an event loop's wait on @ep, not waiting: what
+ * epoll_wait() returned (0 or 1 event in *@ev).  The clock is read
+ * before the wait and after it, as ev_run() and uv_run() read it in
+ * every pass of libev's and libuv's loops (their time before polling,
+ * and after it for the timers), so every contender's pass pays the same
+ * two reads.
+ */
+int loop_wait(int ep, struct epoll_event *ev)
+{
+	int r;
+
+	loop_now = mono();
+	r = epoll_wait(ep, ev, 1, 0);
+	if (r < 0 && errno != EINTR)
+		die("epoll_wait");
+	loop_now = mono();
+	return r < 0 ? 0 : r;
+}
+
+/*
+ * @c's figures less the null contender's (@null, run in the same
+ * repetition): what @c's timers cost beyond the driver that feeds them.
+ */
+void print_net(const char *section, const char *kase, unsigned long n,
+	       const struct contender *c, const struct contender *null)
+{
+	char k[256];
+
+	if (!null || c == null || !null->ops)
+		return;
+	snprintf(k, sizeof(k), "%s: net of the driver", kase);
+	put_sample(section, k, n, c->who, "ns",
+		   c->win.cpu / c->ops - null->win.cpu / null->ops);
+	snprintf(k, sizeof(k), "%s: machine CPU, net of the driver", kase);
+	put_sample(section, k, n, c->who, "ns",
+		   c->win.machine / c->ops - null->win.machine / null->ops);
 }
 
 static int same_group(const struct contender *a, const struct contender *b)
