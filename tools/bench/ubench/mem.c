@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,11 +66,14 @@ enum mem_kind { M_WHEEL, M_TIMERFD, M_UV, M_EV, M_TABLE };
 /*
  * Memory as charged: the memcg charge of a fresh cgroup v2 the program
  * moves into for the count, whatever the kernel allocated for it (slab
- * objects, the wheel's buckets, the table's pages, page tables).  The
- * charge is taken from the page counter in batches that each CPU keeps
- * in stock; the program stays on one CPU and, back in the root cgroup,
- * charges a page and a slab object there, which returns that CPU's stock
- * of the fresh cgroup before memory.current is read.
+ * objects, the wheel's buckets, the table's pages, page tables, the
+ * user pages a library's timers were put in).  The charge is taken from
+ * the page counter in batches that each CPU keeps in stock (and kernel
+ * objects from a per-CPU byte stock): the program stays on one CPU and,
+ * before memory.current is read, charges a page and a slab object to a
+ * second fresh cgroup on it, which makes that CPU's stocks change hands,
+ * so the measured cgroup's go back to its counter.  (The root cgroup
+ * would not do: its charges bypass the stocks.)
  */
 #define CGROOT	"/sys/fs/cgroup"
 
@@ -125,25 +129,34 @@ static int memcg_enter(struct memcg *g)
 	CPU_ZERO(&one);
 	CPU_SET(sched_getcpu(), &one);
 	sched_setaffinity(0, sizeof(one), &one);
-	if (memcg_current(g) < 0 || write_str(path, "0")) {
+	/*
+	 * Read before moving in: a read from inside would charge its own
+	 * file, and the page batch that charge takes into the CPU's stock.
+	 */
+	g->before = memcg_current(g);
+	if (g->before < 0 || write_str(path, "0")) {
 		sched_setaffinity(0, sizeof(g->cpus), &g->cpus);
 		rmdir(g->dir);
 		return -1;
 	}
-	g->before = memcg_current(g);
 	return 0;
 }
 
-/* Back in the root cgroup: the bytes charged to the fresh one meanwhile. */
-static double memcg_leave(struct memcg *g)
+/*
+ * A slab object and a page charged, on this CPU, to a second fresh
+ * cgroup: the CPU's page and object stocks are drained from the measured
+ * cgroup to it.
+ */
+static void memcg_drain_stock(const struct memcg *g)
 {
-	long long after;
+	char dir[160], path[192];
 	void *p;
 	int fd;
 
-	if (write_str(CGROOT "/cgroup.procs", "0"))
-		die("moving back to the root cgroup");
-	/* A slab object and a page charged to the root: this CPU's stock returns. */
+	snprintf(dir, sizeof(dir), "%s-drain", g->dir);
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	if (mkdir(dir, 0755) || write_str(path, "0"))
+		die("a cgroup to drain the charge stock into");
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
 		close(fd);
@@ -151,6 +164,17 @@ static double memcg_leave(struct memcg *g)
 		 -1, 0);
 	if (p != MAP_FAILED)
 		munmap(p, 4096);
+	if (write_str(CGROOT "/cgroup.procs", "0"))
+		die("moving back to the root cgroup");
+	rmdir(dir);
+}
+
+/* Back in the root cgroup: the bytes charged to the fresh one meanwhile. */
+static double memcg_leave(struct memcg *g)
+{
+	long long after;
+
+	memcg_drain_stock(g);
 	after = memcg_current(g);
 	sched_setaffinity(0, sizeof(g->cpus), &g->cpus);
 	return after >= g->before ? (double)(after - g->before) : 0;
@@ -251,6 +275,75 @@ static void mem_table(struct mem *m)
 		memcg_remove(&g);
 }
 
+/* Never called: the timers are an hour away and the loops never run. */
+static void mem_ev_cb(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)loop;
+	(void)w;
+	(void)revents;
+}
+
+static void mem_uv_cb(uv_timer_t *t)
+{
+	(void)t;
+}
+
+/*
+ * A library's loop and N timers an hour away, as charged: made in a fresh
+ * cgroup with every allocation of a page or more in pages of its own (the
+ * timers' arrays, libev's heap), so that none reuses memory another row
+ * faulted in; what stays under a page may, and is not counted.
+ */
+static void mem_peer(struct mem *m)
+{
+	struct ev_loop *ev = NULL;
+	ev_timer *evt = NULL;
+	uv_timer_t *uvt = NULL;
+	uv_loop_t uv;
+	struct memcg g;
+	unsigned long i;
+
+	m->cbytes = -1;
+	if (memcg_enter(&g))
+		return;
+	mallopt(M_MMAP_THRESHOLD, 4096);
+	if (m->kind == M_EV) {
+		ev = ev_loop_new(EVBACKEND_EPOLL);
+		evt = ev ? calloc(m->n, sizeof(*evt)) : NULL;
+		if (!evt)
+			die("libev");
+		for (i = 0; i < m->n; i++) {
+			ev_timer_init(&evt[i], mem_ev_cb, 3600.0 + i * 1e-6, 0);
+			ev_timer_start(ev, &evt[i]);
+		}
+	} else {
+		uvt = calloc(m->n, sizeof(*uvt));
+		if (!uvt || uv_loop_init(&uv))
+			die("libuv");
+		for (i = 0; i < m->n; i++) {
+			if (uv_timer_init(&uv, &uvt[i]) ||
+			    uv_timer_start(&uvt[i], mem_uv_cb, 3600 * 1000 + i, 0))
+				die("uv_timer_start");
+		}
+	}
+	m->cbytes = memcg_leave(&g) / m->n;
+	if (ev) {
+		for (i = 0; i < m->n; i++)
+			ev_timer_stop(ev, &evt[i]);
+		ev_loop_destroy(ev);
+		free(evt);
+	} else {
+		for (i = 0; i < m->n; i++)
+			uv_close((uv_handle_t *)&uvt[i], NULL);
+		uv_run(&uv, UV_RUN_DEFAULT);
+		if (uv_loop_close(&uv))
+			die("uv_loop_close");
+		free(uvt);
+	}
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	memcg_remove(&g);
+}
+
 static void run_mem(struct contender *c)
 {
 	struct mem *m = c->ctx;
@@ -301,12 +394,10 @@ static void run_mem(struct contender *c)
 		m->ubytes = sizeof(int);
 		break;
 	case M_UV:
-		m->kbytes = 0;
-		m->ubytes = sizeof(uv_timer_t);
-		break;
 	case M_EV:
 		m->kbytes = 0;
-		m->ubytes = sizeof(ev_timer);
+		m->ubytes = m->kind == M_UV ? sizeof(uv_timer_t) : sizeof(ev_timer);
+		mem_peer(m);
 		break;
 	case M_TABLE:
 		mem_table(m);
@@ -351,7 +442,7 @@ int bench_mem(unsigned long n)
 	put_meta("memory",
 		 "htwheel's user bytes: the handle it keeps to cancel; timerfd's: the fd");
 	put_meta("memcg",
-		 "memory as charged: memory.current of a fresh cgroup v2 (memory controller) the program moves into, before and after opening the file and arming the N timers (handle timers) or setting the table up and arming its N slots: slab objects, the wheel's buckets, the table's pages, page tables, whatever is charged; on one CPU, whose stock of pre-charged pages is returned before the read; no sample where cgroup v2's memory controller is not to be had");
+		 "memory as charged: memory.current of a fresh cgroup v2 (memory controller) the program moves into, before and after opening the file and arming the N timers (handle timers), setting the table up and arming its N slots, or making libev's or libuv's loop and starting N timers in it (every allocation of a page or more in pages of its own: M_MMAP_THRESHOLD 4096): slab objects, the wheel's buckets, the table's pages, page tables, the libraries' user pages, whatever is charged; on one CPU, whose page and object stocks are drained into a second fresh cgroup before the read; no sample where cgroup v2's memory controller is not to be had");
 	for (i = 0; i < 4; i++) {
 		m[i].n = n;
 		m[i].e = xcalloc(n, sizeof(*m[i].e));
@@ -368,6 +459,7 @@ int bench_mem(unsigned long n)
 }
 
 #define TABLE_MEM_CASE	"bytes per table timer (mmap_size + slab objects)"
+#define TABLE_MEMCG_CASE	"memcg bytes per table timer (memory.current of a fresh cgroup)"
 
 /*
  * The table's total beside what a timer of each other kind costs in all,
@@ -383,8 +475,9 @@ static void print_table_mem(const char *section, const char *kase,
 	put_sample(section, TABLE_MEM_CASE, n, c->who, "B",
 		   m->sbytes + m->kbytes + m->ubytes);
 	if (m->kind == M_WHEEL && m->cbytes >= 0)
-		put_sample(section, "memcg bytes per table timer (memory.current of a fresh cgroup)",
-			   n, c->who, "B", m->cbytes + m->ubytes);
+		put_sample(section, TABLE_MEMCG_CASE, n, c->who, "B", m->cbytes + m->ubytes);
+	if ((m->kind == M_UV || m->kind == M_EV) && m->cbytes >= 0)
+		put_sample(section, TABLE_MEMCG_CASE, n, c->who, "B", m->cbytes);
 	if (m->kind != M_TABLE) {
 		if (m->caches[0])
 			put_meta("slab caches", "%s, n %lu: %s", c->who, n, m->caches);
@@ -395,8 +488,7 @@ static void print_table_mem(const char *section, const char *kase,
 	put_sample(section, "kernel bytes per table timer (slab objects)", n, c->who, "B",
 		   m->kbytes);
 	if (m->cbytes >= 0)
-		put_sample(section, "memcg bytes per table timer (memory.current of a fresh cgroup)",
-			   n, c->who, "B", m->cbytes);
+		put_sample(section, TABLE_MEMCG_CASE, n, c->who, "B", m->cbytes);
 	put_meta("table memory",
 		 "n %lu: VmallocUsed grew %.2f B per slot, mmap_size is %.2f B; slab caches: %s",
 		 n, m->vbytes, m->sbytes, m->caches[0] ? m->caches : "none grew");
@@ -413,14 +505,14 @@ void bench_mem_table(unsigned long n)
 		{ .who = "htwheel" },
 		{ .who = "htwheel handle timer (slab objects + the 8-byte handle kept)" },
 		{ .who = "libuv uv_timer_t (user space, its heap node inside)" },
-		{ .who = "libev ev_timer (user space, its sizeof; its heap slot not counted)" },
+		{ .who = "libev ev_timer (user space, plus its heap slot)" },
 	};
 	unsigned int i;
 
 	put_meta("table memory counted",
 		 "per slot: mmap_size / entries (the shared pages, vmalloc'ed: header, slots, the submission ring at its power-of-two size, the completion ring an eighth of it, 256 at least) + the slab objects' growth across HTW_IOC_TABLE2_CREATE and the arming (mem's count: the caches that grew by an object per 1024 slots, i.e. the htw_timer chunks the table's timers come from; at small N the table's fixed parts, its wheel and struct htw_table, pass that bar too and are spread over the slots); VmallocUsed's growth is printed beside as a check on the shared pages");
 	put_meta("memcg",
-		 "memory as charged: memory.current of a fresh cgroup v2 (memory controller) the program moves into, before and after opening the file and arming the N timers (handle timers) or setting the table up and arming its N slots: slab objects, the wheel's buckets, the table's pages, page tables, whatever is charged; on one CPU, whose stock of pre-charged pages is returned before the read; no sample where cgroup v2's memory controller is not to be had");
+		 "memory as charged: memory.current of a fresh cgroup v2 (memory controller) the program moves into, before and after opening the file and arming the N timers (handle timers), setting the table up and arming its N slots, or making libev's or libuv's loop and starting N timers in it (every allocation of a page or more in pages of its own: M_MMAP_THRESHOLD 4096): slab objects, the wheel's buckets, the table's pages, page tables, the libraries' user pages, whatever is charged; on one CPU, whose page and object stocks are drained into a second fresh cgroup before the read; no sample where cgroup v2's memory controller is not to be had");
 	for (i = 0; i < 4; i++) {
 		m[i].n = n;
 		m[i].e = xcalloc(n, sizeof(*m[i].e));
