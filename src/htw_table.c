@@ -367,16 +367,23 @@ static void htw_table_place(struct htw_wheel *w, struct htw_timer *t,
 }
 
 /*
- * A visit moves @t to the later deadline user space stored: once a run.
- * Moved again in the same run, it waits for the tick after the run's.
+ * A visit that finds @t not due places it again.  For the deadline it was
+ * placed for, that is the wheel's own cascade to a finer level, work the
+ * run's slot budget bounds.  For another, later deadline user space
+ * stored, it is a move (the lazy re-arm): once a run, counted against
+ * HTW_TABLE_RUN_MOVES; moved again in the same run, it waits for the tick
+ * after the run's.  0 drops it.
  */
 static void htw_table_move_later(struct htw_wheel *w, struct htw_timer *t,
 				 u64 deadline, u64 tick)
 {
-	u64 not_before = t->table_run == w->run_seq ? w->run_end + 1 : 0;
+	u64 not_before = 0;
 
-	t->table_run = w->run_seq;
-	if (deadline) {
+	if (deadline &&
+	    htw_timens_to_host(deadline, w->table->offset) != t->deadline_ns) {
+		if (t->table_run == w->run_seq)
+			not_before = w->run_end + 1;
+		t->table_run = w->run_seq;
 		w->run_moves++;
 		WRITE_ONCE(w->table->replaced, w->table->replaced + 1);
 	}

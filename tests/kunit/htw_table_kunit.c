@@ -536,8 +536,31 @@ static void htw_table_run_moves_budget(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, htw_tb_fire_all(&tb, T0 + 50 * MS, n), n);
 }
 
+/*
+ * Slots armed far away come down the wheel's levels as it turns: that
+ * cascade is the wheel's work, bounded by the run's slots, not a move of
+ * a deadline user space stored.  Counted as moves, a table of a million
+ * slots armed seconds away spent its runs at HTW_TABLE_RUN_MOVES and its
+ * backoff, and fired nothing for tens of seconds.
+ */
+static void htw_table_cascades_are_not_moves(struct kunit *test)
+{
+	const u32 n = 4 * HTW_TABLE_RUN_MOVES;
+	struct htw_table_work work;
+	struct htw_tb tb;
+
+	htw_tb_new_armed(test, &tb, n, T0 + 10000 * MS);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 5000 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_at(&tb, T0 + 9990 * MS), 0);
+	KUNIT_EXPECT_EQ(test, htw_tb_fire_all(&tb, T0 + 10000 * MS, n), n);
+	htw_table_work(tb.w, &work);
+	KUNIT_EXPECT_EQ(test, work.replaced, 0);
+	KUNIT_EXPECT_EQ(test, work.budget_stops, 0);
+}
+
 static struct kunit_case htw_table_bounds_cases[] = {
 	KUNIT_CASE(htw_table_run_moves_budget),
+	KUNIT_CASE(htw_table_cascades_are_not_moves),
 	KUNIT_CASE(htw_table_run_budget),
 	KUNIT_CASE(htw_table_doorbell_signal),
 	KUNIT_CASE(htw_table_batches_submissions),
