@@ -264,6 +264,7 @@ static int wait_ready(int fd, uint64_t n)
 
 FIXTURE(trace) {
 	char mounted[64];
+	char record_cmd[300];	/* options/record-cmd, "" when not changed */
 	char dir[256];		/* the instance */
 	int have_instance;
 	unsigned long saved[2];
@@ -286,6 +287,7 @@ FIXTURE_SETUP(trace)
 	char path[320];
 
 	self->mounted[0] = '\0';
+	self->record_cmd[0] = '\0';
 	self->have_instance = 0;
 	self->text = NULL;
 	self->tr.ev = NULL;
@@ -300,6 +302,15 @@ FIXTURE_SETUP(trace)
 	snprintf(path, sizeof(path), "%s/events/htwheel", root);
 	ASSERT_TRUE(is_dir(path)) TH_LOG("no %s: the module defines no events", path);
 
+	/*
+	 * No command-line recording: enabling an event would hook it into
+	 * sched_switch, patching the scheduler's hottest code each case,
+	 * which under qemu's TCG has locked both CPUs up.  The instance
+	 * takes the flag from the top level when it is made.
+	 */
+	snprintf(self->record_cmd, sizeof(self->record_cmd), "%s/options/record-cmd", root);
+	if (write_str(self->record_cmd, "0"))
+		self->record_cmd[0] = 0;
 	snprintf(self->dir, sizeof(self->dir), "%s/instances/" INSTANCE, root);
 	/* One left behind by a run that was killed. */
 	if (is_dir(self->dir))
@@ -327,6 +338,8 @@ FIXTURE_TEARDOWN(trace)
 		EXPECT_EQ(0, rmdir(self->dir))
 			TH_LOG("rmdir %s: %s", self->dir, strerror(errno));
 	}
+	if (self->record_cmd[0])
+		write_str(self->record_cmd, "1");
 	if (self->mounted[0])
 		umount(self->mounted);
 	free(self->text);
